@@ -1,0 +1,25 @@
+// keyplace — which node owns a key. Documented configuration macros.
+#ifndef KEYPLACE_CONFIG_HPP_INCLUDED
+#define KEYPLACE_CONFIG_HPP_INCLUDED
+
+// KEYPLACE_XXHASH_HEADER: how to include xxHash (default <xxhash.h>). keyplace compiles
+// xxHash inline (XXH_INLINE_ALL), so no xxHash library is linked.
+#ifndef KEYPLACE_XXHASH_HEADER
+#define KEYPLACE_XXHASH_HEADER <xxhash.h>
+#endif
+
+// KEYPLACE_ASSERT(cond): checks internal invariants in debug builds. Define it to your
+// own handler before including any keyplace header; it must not return when cond is false.
+#ifndef KEYPLACE_ASSERT
+#include <cassert>
+#define KEYPLACE_ASSERT(cond) assert(cond)
+#endif
+
+// Out-of-line cold paths (error construction) keep lookups and builds compact.
+#if defined(__GNUC__) || defined(__clang__)
+#define KEYPLACE_COLD [[gnu::cold, gnu::noinline]]
+#else
+#define KEYPLACE_COLD
+#endif
+
+#endif

@@ -1,0 +1,15 @@
+// keyplace — which node owns a key. Umbrella header: includes every public header.
+#ifndef KEYPLACE_KEYPLACE_HPP_INCLUDED
+#define KEYPLACE_KEYPLACE_HPP_INCLUDED
+
+#include <keyplace/analysis.hpp>
+#include <keyplace/concepts.hpp>
+#include <keyplace/config.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/modulo.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/ring.hpp>
+#include <keyplace/version.hpp>
+
+#endif
