@@ -1,0 +1,155 @@
+// Tests of keyplace-cli (examples/cli), run in-process on string streams. Expected owners
+// come from the independent golden file (case "hand": nodes c, a, b at 4 vnodes).
+#include "keyplace_catch.hpp"
+
+#include "keyplace_cli.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+auto run_cli(std::initializer_list<std::string_view> args, const std::string& input = "") -> result {
+    std::istringstream in(input);
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<std::string_view> v(args);
+    const int status = keyplace_cli::run(v, in, out, err);
+    return {status, out.str(), err.str()};
+}
+
+// A failure: the given status, nothing on stdout, exactly one line on stderr containing fragment.
+void expect_failure(const result& r, int status, const std::string& fragment) {
+    CHECK(r.status == status);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::Matchers::Contains(fragment));
+}
+
+auto temp_file(const std::string& name, const std::string& content) -> std::string {
+    const auto path = std::filesystem::temp_directory_path() / name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("cli: hash prints one xxhsum-style digest per line", "[cli]") {
+    const auto r = run_cli({"hash", "--function", "xxh3"}, "abc\n\nhello");
+    CHECK(r.status == 0);
+    CHECK(r.out == "78af5f94892f3950\n2d06800538d394c2\n9555e8555c62dcfd\n");
+    CHECK(run_cli({"hash", "--function=xxh64"}, "abc\n").out == "44bc2cf5ad770999\n");
+    // Lines are not trimmed: "abc\r" is not "abc".
+    CHECK(run_cli({"hash", "--function", "xxh3"}, "abc\r\n").out != "78af5f94892f3950\n");
+    CHECK(run_cli({"hash", "--function", "xxh3"}, "").out.empty());
+    CHECK(run_cli({"hash", "--function", "xxh3"}, "\n").out == "2d06800538d394c2\n");
+}
+
+TEST_CASE("cli: locate on the ring agrees with the golden vectors", "[cli]") {
+    const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "c,a,b", "--vnodes", "4"},
+                           "\na\nuser:42\n");
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == "a\nc\na\n");
+    const auto pre = run_cli({"locate", "--strategy", "ring", "--nodes", "c,a,b", "--vnodes", "4", "--prehashed"},
+                             "0\n18446744073709551615\n3877701157136391456\n3877701157136391457");
+    CHECK(pre.status == 0);
+    CHECK(pre.out == "a\na\nc\nb\n");
+}
+
+TEST_CASE("cli: locate with modulo, weights, locations and node files", "[cli]") {
+    const auto m = run_cli({"locate", "--strategy", "modulo", "--nodes", "c,a,b", "--prehashed"}, "0\n1\n5\n");
+    CHECK(m.out == "a\nb\nc\n");
+
+    const std::string keys = "k1\nk2\nk3\nk4\nk5\nk6\nk7\nk8\n";
+    const auto inline_spec =
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a=2@eu/eu-1/r1,b@us,10.0.0.1:11211=0.5"}, keys);
+    REQUIRE(inline_spec.status == 0);
+    const auto path = temp_file("keyplace_cli_nodes.txt",
+                                "# cluster\n\n  a=2@eu/eu-1/r1  \nb@us\r\n   # spare\n10.0.0.1:11211=0.5\n");
+    const auto from_file = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path}, keys);
+    CHECK(from_file.status == 0);
+    CHECK(from_file.out == inline_spec.out);
+    // Weight 2 changes placement against equal weights.
+    const auto equal = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,10.0.0.1:11211"}, keys);
+    CHECK(equal.out.size() > 0);
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("cli: bad node specs fail with one line naming the entry", "[cli][errors]") {
+    auto locate = [](const std::string& spec) {
+        return run_cli({"locate", "--strategy", "ring", "--nodes", spec}, "k\n");
+    };
+    expect_failure(locate(""), 1, "node list is empty");
+    expect_failure(locate("a,,b"), 1, "entry 2 is empty");
+    expect_failure(locate("a,"), 1, "entry 2 is empty");
+    expect_failure(locate("a=x"), 1, "weight 'x' of node 'a' is not a number");
+    expect_failure(locate("a=0"), 1, "'a': weight 0 is not finite and > 0");
+    expect_failure(locate("a=-1"), 1, "weight -1");
+    expect_failure(locate("a=nan"), 1, "weight nan");
+    expect_failure(locate("a=inf"), 1, "weight inf");
+    expect_failure(locate("a="), 1, "weight '' of node 'a'");
+    expect_failure(locate("=2"), 1, "node id is empty");
+    expect_failure(locate("a b"), 1, "contains ' '");
+    expect_failure(locate("a@eu/z/r/x"), 1, "more than REGION/ZONE/RACK");
+    expect_failure(locate("a,b,a"), 1, "'a' appears more than once");
+    expect_failure(locate("a=0.001"), 1, "rounds to 0 points");
+    expect_failure(locate("@/nonexistent/keyplace-nodes"), 1, "cannot read node file");
+    const auto path = temp_file("keyplace_cli_bad.txt", "a\n# ok\nb=zz\n");
+    expect_failure(locate("@" + path), 1, path + ":3: weight 'zz'");
+    const auto empty = temp_file("keyplace_cli_empty.txt", "# nothing\n\n");
+    expect_failure(locate("@" + empty), 1, "lists no nodes");
+    std::filesystem::remove(path);
+    std::filesystem::remove(empty);
+}
+
+TEST_CASE("cli: bad pre-hashed lines fail with the line number, no partial output", "[cli][errors]") {
+    auto pre = [](const std::string& input) {
+        return run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--prehashed"}, input);
+    };
+    expect_failure(pre("12\nx1\n"), 1, "stdin line 2: 'x1'");
+    expect_failure(pre("-1\n"), 1, "line 1: '-1'");
+    expect_failure(pre("+1\n"), 1, "'+1'");
+    expect_failure(pre(" 1\n"), 1, "' 1'");
+    expect_failure(pre("18446744073709551616\n"), 1, "'18446744073709551616'");
+    expect_failure(pre("1\n\n2\n"), 1, "line 2: ''");
+    expect_failure(pre("7\r\n"), 1, "'7\\x0d'");
+}
+
+TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
+    expect_failure(run_cli({}), 2, "no command");
+    expect_failure(run_cli({"place"}), 2, "unknown command 'place'");
+    expect_failure(run_cli({"hash"}), 2, "missing required option --function");
+    expect_failure(run_cli({"hash", "--function", "md4"}), 2, "unknown hash function 'md4'");
+    expect_failure(run_cli({"hash", "--function"}), 2, "--function needs a value");
+    expect_failure(run_cli({"hash", "--function", "xxh3", "--function", "xxh3"}), 2, "given twice");
+    expect_failure(run_cli({"hash", "--function", "xxh3", "extra"}), 2, "unexpected argument 'extra'");
+    expect_failure(run_cli({"locate", "--nodes", "a"}), 2, "missing required option --strategy");
+    expect_failure(run_cli({"locate", "--strategy", "ring"}), 2, "missing required option --nodes");
+    expect_failure(run_cli({"locate", "--strategy", "bogus", "--nodes", "a"}), 2, "unknown strategy 'bogus'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "0"}), 2, "--vnodes '0'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "1e3"}), 2, "'1e3'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "4294967296"}), 2,
+                   "'4294967296'");
+    expect_failure(run_cli({"locate", "--strategy", "modulo", "--nodes", "a", "--vnodes", "4"}), 2,
+                   "only to --strategy ring");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed=yes"}), 2, "takes no value");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--replicas", "3"}), 2,
+                   "unknown option --replicas");
+    const auto help = run_cli({"--help"});
+    CHECK(help.status == 0);
+    CHECK_THAT(help.out, Catch::Matchers::Contains("usage:"));
+}

@@ -1,0 +1,74 @@
+// Tests of node.hpp and error.hpp: validation, id order, error codes and messages.
+#include "keyplace_catch.hpp"
+
+#include <keyplace/error.hpp>
+#include <keyplace/node.hpp>
+
+#include <limits>
+#include <string>
+#include <system_error>
+#include <vector>
+
+using keyplace::errc;
+using keyplace::node;
+
+TEST_CASE("node: memberships are sorted bytewise by id", "[node]") {
+    // Unsigned byte order: 'N' (0x4e) < 'n' (0x6e) < 0xc3 (UTF-8 lead byte); prefixes first.
+    const std::vector<node> in{{"\xc3\xb1"}, {"n10"}, {"n1"}, {"N1"}, {"n"}, {"n1:0"}, {"10.0.0.1:11211"}};
+    std::vector<node> out;
+    REQUIRE_FALSE(keyplace::detail::sorted_membership(in, out));
+    std::vector<std::string> ids;
+    for (const auto& n : out) {
+        ids.push_back(n.id);
+    }
+    CHECK(ids == std::vector<std::string>{"10.0.0.1:11211", "N1", "n", "n1", "n10", "n1:0", "\xc3\xb1"});
+    CHECK(keyplace::detail::find_sorted(out, "n10") == 4);
+    CHECK(keyplace::detail::find_sorted(out, "n2") == out.size());
+}
+
+TEST_CASE("node: validation names the offending value and leaves the output alone", "[node][errors]") {
+    const std::vector<node> untouched{{"keep"}};
+    auto check = [&](std::vector<node> in, errc code, const std::string& fragment) {
+        auto out = untouched;
+        const auto f = keyplace::detail::sorted_membership(in, out);
+        CHECK(f.code == code);
+        CHECK_THAT(f.message, Catch::Matchers::Contains(fragment));
+        CHECK(out == untouched);
+    };
+    check({}, errc::empty_membership, "empty");
+    check({{"a"}, {""}}, errc::empty_id, "empty");
+    check({{"a"}, {"b"}, {"a"}}, errc::duplicate_id, "'a' appears more than once");
+    check({{"a", 0.0}}, errc::invalid_weight, "'a': weight 0 is not finite and > 0");
+    check({{"a", -0.0}}, errc::invalid_weight, "weight -0 ");
+    check({{"a", -3.5}}, errc::invalid_weight, "weight -3.5 ");
+    check({{"a", 0.1}, {"b", std::numeric_limits<double>::quiet_NaN()}}, errc::invalid_weight, "'b': weight nan");
+    check({{"a", std::numeric_limits<double>::infinity()}}, errc::invalid_weight, "weight inf");
+    check({{"a", -std::numeric_limits<double>::infinity()}}, errc::invalid_weight, "weight -inf");
+    // The smallest positive weight is valid for a membership (a ring may still reject it).
+    std::vector<node> out;
+    CHECK_FALSE(keyplace::detail::sorted_membership(
+        std::vector<node>{{"a", std::numeric_limits<double>::denorm_min()}}, out));
+}
+
+TEST_CASE("error: codes, category and exceptions", "[error]") {
+    const std::error_code ec = errc::duplicate_id;
+    CHECK(ec.category().name() == std::string("keyplace"));
+    CHECK(ec.message() == "duplicate node id");
+    CHECK(ec.value() == 3);
+    for (int v = 1; v <= 8; ++v) {
+        CHECK(keyplace::error_category().message(v) != "unknown keyplace error");
+    }
+    CHECK(keyplace::error_category().message(99) == "unknown keyplace error");
+    const keyplace::error e(errc::unknown_id, "node id 'x' is not a member");
+    CHECK(e.code() == errc::unknown_id);
+    CHECK(std::string(e.what()) == "node id 'x' is not a member");
+    const std::runtime_error& base = e;
+    CHECK(std::string(base.what()) == e.what());
+    CHECK(keyplace::detail::quoted("a'b\\c\x01") == "'a\\x27b\\x5cc\\x01'");
+}
+
+TEST_CASE("version: one source, carried in the namespace", "[version]") {
+    CHECK(keyplace::version.major == KEYPLACE_VERSION_MAJOR);
+    CHECK(keyplace::version.contract == 1);
+    CHECK(&keyplace::version == &keyplace::KEYPLACE_NAMESPACE::version);
+}

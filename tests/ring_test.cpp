@@ -1,0 +1,515 @@
+// Tests of ring.hpp: the native placement contract (golden vectors from an independent
+// generator and a hand-checked case), derivation, the tie order, properties and bad input.
+#include "keyplace_catch.hpp"
+#include "support.hpp"
+
+#include <keyplace/ring.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using keyplace::node;
+using keyplace::node_index;
+using keyplace::ring;
+using namespace keyplace_test;
+
+namespace {
+
+constexpr std::uint64_t max_point = std::numeric_limits<std::uint64_t>::max();
+
+auto ids_of(const ring& r, std::span<const node_index> idx) -> std::string {
+    std::string out;
+    for (const auto i : idx) {
+        out += (out.empty() ? "" : ",") + r.nodes()[i.value].id;
+    }
+    return out;
+}
+
+auto pick3(const ring& r, std::uint64_t point) -> std::string {
+    std::array<node_index, 3> out{};
+    const auto n = r.pick_n(point, out);
+    return ids_of(r, std::span<const node_index>(out).first(n));
+}
+
+auto same_arrays(const ring& a, const ring& b) -> bool {
+    return std::ranges::equal(a.points(), b.points()) && std::ranges::equal(a.owners(), b.owners()) &&
+           std::ranges::equal(a.nodes(), b.nodes());
+}
+
+auto parse_u64(const std::string& s) -> std::uint64_t {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    REQUIRE(ec == std::errc{});
+    REQUIRE(end == s.data() + s.size());
+    return v;
+}
+
+auto unhex(const std::string& s) -> std::string {
+    if (s == "-") {
+        return {};
+    }
+    std::string out;
+    for (std::size_t i = 0; i + 1 < s.size(); i += 2) {
+        out += static_cast<char>(std::stoi(s.substr(i, 2), nullptr, 16));
+    }
+    return out;
+}
+
+struct golden_case {
+    std::string name;
+    std::uint32_t vnodes = 0;
+    std::vector<node> nodes;
+    std::vector<std::uint64_t> points;
+    std::vector<std::string> owners;
+    // key bytes (or empty for a query), point, owner, pick3, is_query
+    struct query {
+        std::string key;
+        std::uint64_t point;
+        std::string owner;
+        std::string first3;
+        bool prehashed;
+    };
+    std::vector<query> queries;
+};
+
+auto load_golden() -> std::vector<golden_case> {
+    std::ifstream in(KEYPLACE_GOLDEN_DIR "/ring_native_v1.txt", std::ios::binary);
+    REQUIRE(in);
+    std::vector<golden_case> cases;
+    std::string line;
+    bool header = false;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') {
+            continue;
+        }
+        std::istringstream f(line);
+        std::string kind;
+        f >> kind;
+        if (kind == "keyplace-ring-golden") {
+            int v = 0;
+            f >> v;
+            REQUIRE(v == KEYPLACE_CONTRACT_VERSION);
+            header = true;
+        } else if (kind == "case") {
+            golden_case c;
+            std::string word;
+            f >> c.name >> word >> c.vnodes;
+            REQUIRE(word == "vnodes");
+            cases.push_back(c);
+        } else if (kind == "node") {
+            node n;
+            std::string w;
+            f >> n.id >> w;
+            n.weight = std::stod(w);
+            cases.back().nodes.push_back(n);
+        } else if (kind == "point") {
+            std::string i, p, owner, j;
+            f >> i >> p >> owner >> j;
+            REQUIRE(parse_u64(i) == cases.back().points.size());
+            cases.back().points.push_back(parse_u64(p));
+            cases.back().owners.push_back(owner);
+        } else if (kind == "key" || kind == "query") {
+            golden_case::query q{};
+            std::string key, p;
+            if (kind == "key") {
+                f >> key;
+                q.key = unhex(key);
+            }
+            f >> p >> q.owner >> q.first3;
+            q.point = parse_u64(p);
+            q.prehashed = kind == "query";
+            cases.back().queries.push_back(q);
+        } else {
+            REQUIRE(kind == "end");
+        }
+    }
+    REQUIRE(header);
+    return cases;
+}
+
+}  // namespace
+
+TEST_CASE("ring: golden vectors from the independent reference generator", "[ring][golden]") {
+    const auto cases = load_golden();
+    REQUIRE(cases.size() == 5);
+    for (const auto& c : cases) {
+        INFO("case " << c.name);
+        const auto r = ring::build(c.nodes, {.vnodes = c.vnodes});
+        REQUIRE(r.points().size() == c.points.size());
+        CHECK(std::ranges::equal(r.points(), c.points));
+        for (std::size_t i = 0; i < c.owners.size(); ++i) {
+            CHECK(r.nodes()[r.owners()[i].value].id == c.owners[i]);
+        }
+        for (const auto& q : c.queries) {
+            if (!q.prehashed) {
+                CHECK(keyplace::xxh3{}(q.key) == q.point);
+                CHECK(keyplace::locate(r, q.key).id == q.owner);
+            }
+            CHECK(r.nodes()[r.pick(q.point).value].id == q.owner);
+            CHECK(pick3(r, q.point) == q.first3);
+        }
+        // Deriving the same membership incrementally gives the same ring, entry for entry.
+        if (c.nodes.size() > 1) {
+            const std::vector<node> all_but_first(c.nodes.begin() + 1, c.nodes.end());
+            const auto derived = ring::build(all_but_first, {.vnodes = c.vnodes}).with(c.nodes.front());
+            CHECK(same_arrays(derived, r));
+        }
+    }
+}
+
+TEST_CASE("ring: 3 nodes x 4 vnodes, checked point by point", "[ring][golden]") {
+    // Points computed with `xxhsum -H3` over the contract's byte encoding
+    // le32(len(id)) ++ id ++ le32(j), e.g. printf '\x01\x00\x00\x00a\x01\x00\x00\x00' for a/1.
+    const std::map<std::string, std::array<std::uint64_t, 4>> expected{
+        {"a", {0x98123f6cec13a4c3, 0x332d8fde124825df, 0xfdd1e9112dca61a0, 0xc3259df69d64fb9d}},
+        {"b", {0x525a59eece60e112, 0xca03b52ef339b2b6, 0x74ba415c79cba71b, 0xdfac513067478924}},
+        {"c", {0xeea57a95b364a585, 0x710bfb5824e7e469, 0x35d05ca8503c5d20, 0xefc24b367bdf15ad}},
+    };
+    for (const auto& [id, pts] : expected) {
+        std::array<std::uint64_t, 4> got{};
+        keyplace::native_ring_traits::derive_points(node{id}, got);
+        CHECK(got == pts);
+    }
+    // Sorted by value, the owners read a c b c b a a b b c c a.
+    const std::vector<node> nodes{{"c"}, {"a"}, {"b"}};
+    const auto r = ring::build(nodes, {.vnodes = 4});
+    REQUIRE(r.points().size() == 12);
+    const std::string order = "acbcbaabbcca";
+    for (std::size_t i = 0; i < 12; ++i) {
+        CHECK(r.nodes()[r.owners()[i].value].id == std::string(1, order[i]));
+    }
+    CHECK(r.points().front() == 0x332d8fde124825df);
+    CHECK(r.points().back() == 0xfdd1e9112dca61a0);
+
+    auto owner = [&](std::uint64_t p) { return r.nodes()[r.pick(p).value].id; };
+    CHECK(owner(0) == "a");                   // before the first point: the first point's owner
+    CHECK(owner(0x332d8fde124825df) == "a");  // exactly the first point
+    CHECK(owner(0x332d8fde124825e0) == "c");  // just past it: the second point (c/2)
+    CHECK(owner(0x35d05ca8503c5d20) == "c");  // exactly the second point
+    CHECK(owner(0xfdd1e9112dca61a0) == "a");  // exactly the last point (a/2)
+    CHECK(owner(0xfdd1e9112dca61a1) == "a");  // past the last point: wraps to the first (a/1)
+    CHECK(owner(max_point) == "a");           // 2^64-1 wraps too
+    CHECK(owner(0xeea57a95b364a585) == "c");  // c/0
+    CHECK(owner(0xeea57a95b364a586) == "c");  // then c/3
+    CHECK(owner(0xefc24b367bdf15ae) == "a");  // then a/2
+    CHECK(pick3(r, 0) == "a,c,b");
+    CHECK(pick3(r, 0xdfac513067478925) == "c,a,b");  // after b/3: c/0, c/3, a/2, (wrap) a/1, c/2, b/0
+}
+
+TEST_CASE("ring: the contract's edge points on a large ring", "[ring]") {
+    const auto r = ring::build(make_nodes(50));
+    const auto pts = r.points();
+    const auto own = r.owners();
+    REQUIRE(pts.back() != max_point);
+    CHECK(r.pick(0) == own.front());
+    CHECK(r.pick(pts.front()) == own.front());
+    CHECK(r.pick(pts.back()) == own.back());
+    CHECK(r.pick(pts.back() + 1) == own.front());
+    CHECK(r.pick(max_point) == own.front());
+    for (std::size_t i = 1; i < pts.size(); i += 97) {
+        CHECK(r.pick(pts[i]) == own[i]);
+        CHECK(r.pick(pts[i - 1] + 1) == own[i]);
+    }
+}
+
+TEST_CASE("ring: integer and string keys hash as the contract says", "[ring]") {
+    const auto r = ring::build(make_nodes(7));
+    // XXH3-64 values from `xxhsum -H3` of the key's bytes.
+    CHECK(&keyplace::locate(r, "user:42") == &r.nodes()[r.pick(0x9fc1e605fa7174aa).value]);
+    CHECK(&keyplace::locate(r, std::uint32_t{1}) == &r.nodes()[r.pick(0xdb02334e96d65708).value]);
+    CHECK(&keyplace::locate(r, std::int64_t{42}) == &r.nodes()[r.pick(0xd5a6f8c838df27c8).value]);
+    CHECK(&keyplace::locate(r, std::int64_t{-1}) == &r.nodes()[r.pick(0x5111c7e47d784413).value]);
+}
+
+TEST_CASE("ring: vnode count is llround(vnodes * weight)", "[ring]") {
+    const std::vector<node> nodes{{"a", 1.0}, {"b", 0.25}, {"c", 2.5}, {"d", 0.05}};
+    const auto r = ring::build(nodes, {.vnodes = 10});
+    std::map<std::string, std::size_t> count;
+    for (const auto o : r.owners()) {
+        ++count[r.nodes()[o.value].id];
+    }
+    CHECK(count["a"] == 10);
+    CHECK(count["b"] == 3);  // 2.5 rounds away from zero
+    CHECK(count["c"] == 25);
+    CHECK(count["d"] == 1);  // 0.5 rounds up
+}
+
+TEST_CASE("ring: all points of a large ring are distinct and shares are near expected", "[ring]") {
+    // The ids of DESIGN.md's measured failure (seeded short inputs sharing points).
+    std::vector<node> small;
+    for (int i = 0; i <= 10; ++i) {
+        small.push_back({(i < 10 ? "n0" : "n") + std::to_string(i)});
+    }
+    for (const auto& nodes : {small, make_nodes(1000)}) {
+        const auto r = ring::build(nodes);
+        std::vector<std::uint64_t> sorted(r.points().begin(), r.points().end());
+        CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+        CHECK(sorted.size() == 160 * nodes.size());
+        // A node's share over the mean is about Gamma(160, 1/160): sd 1/sqrt(160) = 0.079.
+        // Bound at 5.5 sd: the largest of 1000 nodes is near 3.2 sd.
+        const auto shares = keyplace::ownership(r);
+        const double mean = 1.0 / static_cast<double>(nodes.size());
+        const auto [lo, hi] = std::minmax_element(shares.begin(), shares.end());
+        const double sd = 1.0 / std::sqrt(160.0);
+        CHECK(*hi / mean <= 1 + 5.5 * sd);
+        CHECK(*lo / mean >= 1 - 5.5 * sd);
+    }
+}
+
+TEST_CASE("ring: with() and without() equal a full rebuild", "[ring]") {
+    auto nodes = make_nodes(20);
+    nodes[3].weight = 2.5;
+    nodes[7].weight = 0.5;
+    const auto r = ring::build(nodes, {.vnodes = 64});
+    for (const node& extra : {node{"node-10x"}, node{"a-first"}, node{"zz-last", 3.0}, node{"node-5"}}) {
+        INFO(extra.id);
+        auto all = nodes;
+        const bool is_member = r.find(extra.id).has_value();
+        if (is_member) {
+            continue;
+        }
+        all.push_back(extra);
+        CHECK(same_arrays(r.with(extra), ring::build(all, {.vnodes = 64})));
+    }
+    for (const char* gone : {"node-0", "node-19", "node-3", "node-13"}) {
+        INFO(gone);
+        std::vector<node> rest;
+        std::copy_if(nodes.begin(), nodes.end(), std::back_inserter(rest),
+                     [&](const node& n) { return n.id != gone; });
+        CHECK(same_arrays(r.without(gone), ring::build(rest, {.vnodes = 64})));
+    }
+    // Round trip.
+    CHECK(same_arrays(r.with({"new"}).without("new"), r));
+}
+
+TEST_CASE("ring: derivations move only the keys they must (10^5 keys)", "[ring][property]") {
+    const auto points = key_points(200'000);
+    const auto r10 = ring::build(make_nodes(10));
+    const auto before = owner_ids(r10, points);
+
+    SECTION("with(): keys move only to the joiner, as many as its share") {
+        const auto r11 = r10.with({"node-10"});
+        const auto after = owner_ids(r11, points);
+        std::size_t moved = 0;
+        std::size_t elsewhere = 0;
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            if (after[i] != before[i]) {
+                ++moved;
+                elsewhere += after[i] != "node-10" ? 1 : 0;
+            }
+        }
+        CHECK(elsewhere == 0);
+        const double share = keyplace::ownership(r11)[r11.find("node-10")->value];
+        const double fraction = static_cast<double>(moved) / static_cast<double>(points.size());
+        CHECK(std::abs(fraction - share) <= 5 * sigma(share, points.size()));
+        // Its share is near the fair 1/11 (160 vnodes: sd about 0.079 of it).
+        CHECK(std::abs(share * 11 - 1) <= 5 / std::sqrt(160.0));
+    }
+    SECTION("without(): exactly the leaver's keys move") {
+        const auto r9 = r10.without("node-6");
+        const auto after = owner_ids(r9, points);
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            bad += (before[i] == "node-6") != (after[i] != before[i]) ? 1 : 0;
+        }
+        CHECK(bad == 0);
+    }
+    SECTION("changing one weight moves keys only to or from that node") {
+        auto heavier = make_nodes(10);
+        heavier[4].weight = 2.0;
+        const auto up = owner_ids(ring::build(heavier), points);
+        auto lighter = make_nodes(10);
+        lighter[4].weight = 0.5;
+        const auto down = owner_ids(ring::build(lighter), points);
+        std::size_t bad_up = 0;
+        std::size_t bad_down = 0;
+        std::size_t moved_up = 0;
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            if (up[i] != before[i]) {
+                ++moved_up;
+                bad_up += up[i] != "node-4" ? 1 : 0;
+            }
+            if (down[i] != before[i]) {
+                bad_down += before[i] != "node-4" ? 1 : 0;
+            }
+        }
+        CHECK(bad_up == 0);
+        CHECK(bad_down == 0);
+        CHECK(moved_up > 0);
+    }
+}
+
+namespace {
+
+// An 8-bit ring: 200 points in 256 values collide often, which exercises the tie order
+// (point, node index) that 64-bit points almost never reach.
+struct tiny_hash {
+    [[nodiscard]] auto operator()(std::span<const std::byte> b) const noexcept -> std::uint8_t {
+        return static_cast<std::uint8_t>(keyplace::xxh3{}(b) & 0xffU);
+    }
+};
+struct tiny_traits {
+    using point_type = std::uint8_t;
+    using key_hash = tiny_hash;
+    static auto point_count(const node& n, const keyplace::ring_config& c, std::size_t& count)
+        -> keyplace::detail::failure {
+        return keyplace::native_ring_traits::point_count(n, c, count);
+    }
+    static void derive_points(const node& n, std::span<point_type> out) {
+        std::vector<std::uint64_t> wide(out.size());
+        keyplace::native_ring_traits::derive_points(n, wide);
+        std::transform(wide.begin(), wide.end(), out.begin(),
+                       [](std::uint64_t p) { return static_cast<point_type>(p & 0xffU); });
+    }
+};
+using tiny_ring = keyplace::basic_ring<tiny_traits>;
+
+}  // namespace
+
+TEST_CASE("ring: equal points are ordered by node index, in build and in derivations", "[ring]") {
+    const auto nodes = make_nodes(5);
+    const auto r = tiny_ring::build(nodes, {.vnodes = 40});
+    const auto pts = r.points();
+    const auto own = r.owners();
+    std::size_t ties = 0;
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+        REQUIRE(pts[i - 1] <= pts[i]);
+        if (pts[i - 1] == pts[i]) {
+            ++ties;
+            CHECK(own[i - 1] <= own[i]);
+        }
+    }
+    CHECK(ties > 20);
+    // A key exactly on a shared point belongs to the lowest node index there.
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+        if (pts[i - 1] == pts[i]) {
+            auto first = i - 1;
+            while (first > 0 && pts[first - 1] == pts[i]) {
+                --first;
+            }
+            CHECK(r.pick(pts[i]) == own[first]);
+        }
+    }
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        std::vector<node> rest = nodes;
+        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(k));
+        const auto derived = tiny_ring::build(rest, {.vnodes = 40}).with(nodes[k]);
+        CHECK(std::ranges::equal(derived.points(), pts));
+        CHECK(std::ranges::equal(derived.owners(), own));
+        const auto removed = r.without(nodes[k].id);
+        const auto rebuilt = tiny_ring::build(rest, {.vnodes = 40});
+        CHECK(std::ranges::equal(removed.points(), rebuilt.points()));
+        CHECK(std::ranges::equal(removed.owners(), rebuilt.owners()));
+    }
+}
+
+TEST_CASE("ring: pick_n walks clockwise over distinct nodes", "[ring]") {
+    const auto r = ring::build(make_nodes(6), {.vnodes = 8});
+    const auto points = random_points(2000, 7);
+    for (const auto p : points) {
+        std::array<node_index, 6> out{};
+        REQUIRE(r.pick_n(p, out) == 6);
+        CHECK(out[0] == r.pick(p));
+        std::set<std::uint32_t> distinct;
+        for (const auto i : out) {
+            distinct.insert(i.value);
+        }
+        CHECK(distinct.size() == 6);
+        // Naive reference: the sequence of owners clockwise with repeats removed.
+        std::vector<node_index> naive;
+        const auto pts = r.points();
+        std::size_t i = static_cast<std::size_t>(std::lower_bound(pts.begin(), pts.end(), p) - pts.begin());
+        for (std::size_t step = 0; step < pts.size(); ++step) {
+            const auto o = r.owners()[(i + step) % pts.size()];
+            if (std::find(naive.begin(), naive.end(), o) == naive.end()) {
+                naive.push_back(o);
+            }
+        }
+        CHECK(std::ranges::equal(naive, out));
+    }
+}
+
+TEST_CASE("ring: bad input is rejected with an error naming it, nothing changes", "[ring][errors]") {
+    using keyplace::errc;
+    const auto good = make_nodes(3);
+    const auto r = ring::build(good, {.vnodes = 16});
+    const std::vector<std::uint64_t> points_before(r.points().begin(), r.points().end());
+    const std::vector<node> nodes_before(r.nodes().begin(), r.nodes().end());
+
+    auto expect = [](auto&& f, errc code, const std::string& fragment) {
+        try {
+            (void)f();
+            FAIL("no error thrown; expected: " << fragment);
+        } catch (const keyplace::error& e) {
+            CHECK(e.code() == code);
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(fragment));
+        }
+    };
+    auto build = [](std::vector<node> nodes, std::uint32_t vnodes = 160) {
+        return [nodes = std::move(nodes), vnodes] { return ring::build(nodes, {.vnodes = vnodes}); };
+    };
+
+    expect(build({}), errc::empty_membership, "empty");
+    expect(build({{"a"}, {"b"}, {"a"}}), errc::duplicate_id, "'a'");
+    expect(build({{"a"}, {""}}), errc::empty_id, "empty");
+    expect(build({{"a"}, {"w0", 0.0}}), errc::invalid_weight, "'w0': weight 0 ");
+    expect(build({{"wneg", -1.0}}), errc::invalid_weight, "'wneg': weight -1 ");
+    expect(build({{"wnan", std::nan("")}}), errc::invalid_weight, "weight nan");
+    expect(build({{"winf", std::numeric_limits<double>::infinity()}}), errc::invalid_weight, "weight inf");
+    expect(build({{"tiny", 0.001}}), errc::invalid_weight, "'tiny': weight 0.001 at 160 vnodes rounds to 0");
+    expect(build({{"a"}}, 0), errc::invalid_vnodes, "vnodes 0");
+    expect(build({{"a"}, {"b"}}, 1U << 28), errc::too_many_points, "536870912 points; the limit is 268435456");
+    expect(build({{"huge", 1e300}}), errc::too_many_points, "'huge'");
+    expect([&] { return r.with({"node-1"}); }, errc::duplicate_id, "'node-1' is already a member");
+    expect([&] { return r.with({"x", -2.0}); }, errc::invalid_weight, "'x': weight -2");
+    expect([&] { return r.with({""}); }, errc::empty_id, "empty");
+    expect([&] { return r.with({"big", double(1U << 28) / 16.0}); }, errc::too_many_points, "limit");
+    expect([&] { return r.without("nope"); }, errc::unknown_id, "'nope' is not a member");
+    expect([&] { return ring::build({{"solo"}}).without("solo"); }, errc::empty_membership, "'solo'");
+    // Control bytes in ids are escaped in messages.
+    expect(build({{"a\nb"}, {"a\nb"}}), errc::duplicate_id, "'a\\x0ab'");
+
+    std::error_code ec;
+    CHECK_FALSE(ring::try_build(std::vector<node>{}, ec).has_value());
+    CHECK(ec == errc::empty_membership);
+    CHECK_FALSE(ring::try_build(good, {.vnodes = 0}, ec).has_value());
+    CHECK(ec == errc::invalid_vnodes);
+    CHECK_FALSE(r.try_with({"node-2"}, ec).has_value());
+    CHECK(ec == errc::duplicate_id);
+    CHECK_FALSE(r.try_without("ghost", ec).has_value());
+    CHECK(ec == errc::unknown_id);
+    CHECK(ec.message() == "unknown node id");
+    const auto ok = ring::try_build(good, {.vnodes = 16}, ec);
+    CHECK(ok.has_value());
+    CHECK_FALSE(ec);
+    CHECK(r.try_with({"node-9"}, ec).has_value());
+    CHECK(r.try_without("node-0", ec).has_value());
+
+    // The existing ring is untouched by every failed derivation.
+    CHECK(std::ranges::equal(r.points(), points_before));
+    CHECK(std::ranges::equal(r.nodes(), nodes_before));
+    CHECK(same_arrays(r, *ok));
+}
+
+TEST_CASE("ring: pick_n with more slots than nodes writes size() and no more", "[ring][errors]") {
+    const auto r = ring::build(make_nodes(3), {.vnodes = 4});
+    std::array<node_index, 6> out{};
+    out.fill(node_index{99});
+    CHECK(r.pick_n(12345, out) == 3);
+    CHECK(out[3].value == 99);
+    CHECK(out[4].value == 99);
+    CHECK(out[5].value == 99);
+    std::set<std::uint32_t> distinct{out[0].value, out[1].value, out[2].value};
+    CHECK(distinct == std::set<std::uint32_t>{0, 1, 2});
+    CHECK(r.pick_n(12345, std::span<node_index>()) == 0);
+}
