@@ -1,7 +1,5 @@
 #include <keyplace/keyplace.hpp>
-
 #include <iostream>
-#include <vector>
 
 int main() {
     const std::vector<keyplace::node> nodes{{"cache-a"}, {"cache-b"}, {"cache-c", 2.0}};
@@ -9,7 +7,7 @@ int main() {
     std::cout << "user:42 -> " << keyplace::locate(ring, "user:42").id << '\n';
 
     keyplace::node_index copies[2];  // the owner, then the next distinct node clockwise
-    const auto n = ring.pick_n(keyplace::xxh3{}("user:42"), copies);
+    const std::size_t n = keyplace::locate_n(ring, "user:42", copies);
     for (std::size_t i = 0; i < n; ++i) std::cout << "copy " << i << " -> " << ring.nodes()[copies[i].value].id << '\n';
 
     const auto grown = ring.with({"cache-d"});  // a new value; `ring` is unchanged

@@ -36,6 +36,9 @@ TEST_CASE("node: validation names the offending value and leaves the output alon
         CHECK(out == untouched);
     };
     check({}, errc::empty_membership, "empty");
+    check({{std::string(65536, 'x')}}, errc::invalid_argument, "65536 bytes; the limit is 65535");
+    std::vector<node> longest_ok;
+    CHECK_FALSE(keyplace::detail::sorted_membership(std::vector<node>{{std::string(65535, 'x')}}, longest_ok));
     check({{"a"}, {""}}, errc::empty_id, "empty");
     check({{"a"}, {"b"}, {"a"}}, errc::duplicate_id, "'a' appears more than once");
     check({{"a", 0.0}}, errc::invalid_weight, "'a': weight 0 is not finite and > 0");

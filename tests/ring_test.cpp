@@ -229,6 +229,11 @@ TEST_CASE("ring: integer and string keys hash as the contract says", "[ring]") {
     CHECK(&keyplace::locate(r, std::uint32_t{1}) == &r.nodes()[r.pick(0xdb02334e96d65708).value]);
     CHECK(&keyplace::locate(r, std::int64_t{42}) == &r.nodes()[r.pick(0xd5a6f8c838df27c8).value]);
     CHECK(&keyplace::locate(r, std::int64_t{-1}) == &r.nodes()[r.pick(0x5111c7e47d784413).value]);
+    std::array<node_index, 3> by_key{};
+    std::array<node_index, 3> by_point{};
+    CHECK(keyplace::locate_n(r, "user:42", by_key) == 3);
+    CHECK(r.pick_n(0x9fc1e605fa7174aa, by_point) == 3);
+    CHECK(by_key == by_point);
 }
 
 TEST_CASE("ring: vnode count is llround(vnodes * weight)", "[ring]") {

@@ -42,6 +42,14 @@ template <placement_strategy S, class Key>
     return s.nodes()[s.pick(point).value];
 }
 
+/// Distinct nodes for key in s's preference order (see pick_n), hashing it with the
+/// strategy's key hash: writes min(out.size(), s.size()) indices and returns that count.
+template <ordered_placement_strategy S, class Key>
+[[nodiscard]] auto locate_n(const S& s, const Key& key, std::span<node_index> out) noexcept
+    -> std::size_t {
+    return s.pick_n(hash_key(typename S::key_hash{}, key), out);
+}
+
 KEYPLACE_NAMESPACE_END
 
 #endif

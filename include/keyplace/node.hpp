@@ -9,6 +9,7 @@
 #include <cmath>
 #include <compare>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -45,6 +46,9 @@ struct node_index {
     friend constexpr auto operator<=>(node_index, node_index) noexcept = default;
 };
 
+/// The longest node id, in bytes.
+inline constexpr std::size_t max_id_length = 65535;
+
 namespace detail {
 
 inline auto format_weight(double w) -> std::string {
@@ -53,10 +57,16 @@ inline auto format_weight(double w) -> std::string {
     return ec == std::errc{} ? std::string(buf, end) : std::string("?");
 }
 
-/// Checks one node on its own: non-empty id, weight finite and > 0.
+/// Checks one node on its own: id of 1 to max_id_length bytes, weight finite and > 0.
 [[nodiscard]] inline auto check_node(const node& n) -> failure {
     if (n.id.empty()) {
         return fail(errc::empty_id, "node id is empty");
+    }
+    if (n.id.size() > max_id_length) {
+        return fail(errc::invalid_argument, "node id " + quoted(n.id.substr(0, 32)) + "... is " +
+                                                 std::to_string(n.id.size()) +
+                                                 " bytes; the limit is " +
+                                                 std::to_string(max_id_length));
     }
     if (!(std::isfinite(n.weight) && n.weight > 0.0)) {
         return fail(errc::invalid_weight, "node " + quoted(n.id) + ": weight " +
