@@ -89,6 +89,23 @@ TEST_CASE("cli: locate with modulo, weights, locations and node files", "[cli]")
     std::filesystem::remove(path);
 }
 
+TEST_CASE("cli: locate with rendezvous, jump, jump-guava and maglev", "[cli]") {
+    // tests/golden/rendezvous_native_v1.txt, case "three": "" and "a" both go to a.
+    CHECK(run_cli({"locate", "--strategy", "rendezvous", "--nodes", "c,a,b"}, "\na\n").out == "a\na\n");
+    // tests/golden/maglev_native_v1.txt, case "seven": entries 2,1,1,0,2,0,0 over a, b, c.
+    CHECK(run_cli({"locate", "--strategy", "maglev", "--nodes", "c,a,b", "--table-size", "7", "--prehashed"},
+                  "0\n6\n7\n1\n")
+              .out == "c\na\nc\nb\n");
+    // Jump keeps the node order as bucket order: go-jump's vectors, key 1 -> 0 and
+    // 0xdeadbeef -> 2 for 3 buckets.
+    CHECK(run_cli({"locate", "--strategy", "jump", "--nodes", "x,y,z", "--prehashed"}, "1\n3735928559\n").out ==
+          "x\nz\n");
+    // A key whose first LCG state has its top 31 bits set: Guava stops at bucket 0.
+    const std::string odd_key = "4626093953513826134\n";
+    CHECK(run_cli({"locate", "--strategy", "jump-guava", "--nodes", "x,y,z", "--prehashed"}, odd_key).out == "x\n");
+    CHECK(run_cli({"locate", "--strategy", "jump", "--nodes", "x,y,z", "--prehashed"}, odd_key).out != "x\n");
+}
+
 TEST_CASE("cli: bad node specs fail with one line naming the entry", "[cli][errors]") {
     auto locate = [](const std::string& spec) {
         return run_cli({"locate", "--strategy", "ring", "--nodes", spec}, "k\n");
@@ -147,6 +164,16 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
     expect_failure(run_cli({"locate", "--strategy", "modulo", "--nodes", "a", "--vnodes", "4"}), 2,
                    "only to --strategy ring");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed=yes"}), 2, "takes no value");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--table-size", "7"}), 2,
+                   "only to --strategy maglev");
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "8"}), 2,
+                   "--table-size '8' is not a prime");
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "4294967311"}), 2,
+                   "is not a prime from 2 to 4294967291");
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--table-size", "2"}, "k\n"), 1,
+                   "table size 2 is smaller than the 3 nodes");
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b=2"}, "k\n"), 1,
+                   "jump places every node with weight 1");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--replicas", "3"}), 2,
                    "unknown option --replicas");
     const auto help = run_cli({"--help"});

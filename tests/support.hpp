@@ -2,12 +2,20 @@
 #ifndef KEYPLACE_TESTS_SUPPORT_HPP_INCLUDED
 #define KEYPLACE_TESTS_SUPPORT_HPP_INCLUDED
 
+#include "keyplace_catch.hpp"
+
 #include <keyplace/keyplace.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <random>
+#include <span>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace keyplace_test {
@@ -65,6 +73,96 @@ auto load(const S& s, const std::vector<std::uint64_t>& points) -> std::vector<s
 /// Binomial standard deviation of an observed fraction p over n samples.
 inline auto sigma(double p, std::size_t n) -> double {
     return std::sqrt(p * (1.0 - p) / static_cast<double>(n));
+}
+
+/// The records of a golden file: each non-comment line split on spaces.
+inline auto golden_records(const std::string& name) -> std::vector<std::vector<std::string>> {
+    std::ifstream in(std::string(KEYPLACE_GOLDEN_DIR) + "/" + name, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot open golden file " + name);
+    }
+    std::vector<std::vector<std::string>> records;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') {
+            continue;
+        }
+        std::istringstream fields(line);
+        std::vector<std::string> record;
+        for (std::string f; fields >> f;) {
+            record.push_back(f);
+        }
+        records.push_back(record);
+    }
+    return records;
+}
+
+/// A whole-string unsigned decimal 64-bit value; throws on anything else.
+inline auto parse_u64(const std::string& s) -> std::uint64_t {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size()) {
+        throw std::runtime_error("not an unsigned 64-bit decimal: " + s);
+    }
+    return v;
+}
+
+/// Bytes from lowercase hex; "-" is the empty key.
+inline auto unhex(const std::string& s) -> std::string {
+    std::string out;
+    if (s == "-") {
+        return out;
+    }
+    for (std::size_t i = 0; i + 1 < s.size(); i += 2) {
+        out += static_cast<char>(std::stoi(s.substr(i, 2), nullptr, 16));
+    }
+    return out;
+}
+
+/// Comma-joined ids of a preference list.
+template <class S>
+auto joined_ids(const S& s, std::span<const keyplace::node_index> idx) -> std::string {
+    std::string out;
+    for (const auto i : idx) {
+        out += (out.empty() ? "" : ",") + s.nodes()[i.value].id;
+    }
+    return out;
+}
+
+/// The first n of pick_n(point), as comma-joined ids.
+template <class S>
+auto first_n(const S& s, std::uint64_t point, std::size_t n) -> std::string {
+    std::vector<keyplace::node_index> out(n);
+    const auto got = s.pick_n(point, out);
+    return joined_ids(s, std::span<const keyplace::node_index>(out).first(got));
+}
+
+/// Checks that f() throws keyplace::error with this code and a message containing fragment.
+template <class F>
+void expect_error(F&& f, keyplace::errc code, const std::string& fragment) {
+    try {
+        (void)f();
+        FAIL("no error thrown; expected one containing: " << fragment);
+    } catch (const keyplace::error& e) {
+        CHECK(e.code() == code);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains(fragment));
+    }
+}
+
+/// Checks one golden "key" or "query" record against s: key bytes hash to the point (keys
+/// only), the point's owner, and the first `ranked` of pick_n.
+///   key <hex> <point> <owner> <ranking>      query <point> <owner> <ranking>
+template <class S>
+void check_golden_query(const S& s, const std::vector<std::string>& f, std::size_t ranked) {
+    const bool is_key = f[0] == "key";
+    const std::size_t at = is_key ? 2 : 1;
+    const std::uint64_t point = parse_u64(f[at]);
+    if (is_key) {
+        CHECK(keyplace::xxh3{}(unhex(f[1])) == point);
+        CHECK(keyplace::locate(s, unhex(f[1])).id == f[at + 1]);
+    }
+    CHECK(s.nodes()[s.pick(point).value].id == f[at + 1]);
+    CHECK(first_n(s, point, ranked) == f[at + 2]);
 }
 
 }  // namespace keyplace_test

@@ -31,7 +31,9 @@ inline constexpr int exit_usage = 2;
 inline constexpr std::string_view usage_text =
     "usage:\n"
     "  keyplace-cli hash --function xxh3|xxh64\n"
-    "  keyplace-cli locate --strategy ring|modulo --nodes SPEC [--vnodes V] [--prehashed]\n"
+    "  keyplace-cli locate --strategy S --nodes SPEC [--vnodes V] [--table-size M] [--prehashed]\n"
+    "      S: ring (--vnodes, default 160), rendezvous, jump, jump-guava (nodes in bucket\n"
+    "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
     "\n"
     "Keys are read from stdin, one per line: the bytes between newlines, not trimmed; an\n"
     "empty line is the empty key. --prehashed: each line is an unsigned decimal 64-bit point.\n"
@@ -301,10 +303,14 @@ auto locate_all(const S& s, const std::vector<std::string>& keys, bool prehashed
     return out;
 }
 
-inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
+/// The strategies keyplace-cli knows, for messages.
+inline constexpr std::string_view strategy_names = "ring, rendezvous, jump, jump-guava, maglev, modulo";
+
+/// Builds the strategy named by --strategy from the parsed options and calls use(strategy).
+template <class Use>
+auto with_strategy(const options& opt, Use&& use) -> std::string {
     const std::string strategy = opt.required("strategy");
     const std::string spec = opt.required("nodes");
-    const bool prehashed = opt.has("prehashed");
     std::optional<std::uint32_t> vnodes;
     if (const auto v = opt.get("vnodes")) {
         vnodes = parse_unsigned<std::uint32_t>(*v);
@@ -312,27 +318,56 @@ inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
             usage_error("--vnodes " + quoted(*v) + " is not an integer from 1 to 4294967295");
         }
     }
-    if (strategy != "ring" && strategy != "modulo") {
-        usage_error("unknown strategy " + quoted(strategy) + " (known: ring, modulo)");
+    std::optional<std::uint64_t> table_size;
+    if (const auto t = opt.get("table-size")) {
+        table_size = parse_unsigned<std::uint64_t>(*t);
+        if (!table_size || *table_size > keyplace::maglev_max_table_size ||
+            !keyplace::detail::is_prime(*table_size)) {
+            usage_error("--table-size " + quoted(*t) + " is not a prime from 2 to " +
+                        std::to_string(keyplace::maglev_max_table_size));
+        }
+    }
+    const bool known = strategy == "ring" || strategy == "modulo" || strategy == "rendezvous" ||
+                       strategy == "jump" || strategy == "jump-guava" || strategy == "maglev";
+    if (!known) {
+        usage_error("unknown strategy " + quoted(strategy) + " (known: " + std::string(strategy_names) + ")");
     }
     if (strategy != "ring" && vnodes) {
         usage_error("--vnodes applies only to --strategy ring");
+    }
+    if (strategy != "maglev" && table_size) {
+        usage_error("--table-size applies only to --strategy maglev");
     }
     const auto nodes = parse_spec(spec);
     try {
         if (strategy == "ring") {
             keyplace::ring_config cfg;
-            if (vnodes) {
-                cfg.vnodes = *vnodes;
-            }
-            const auto r = keyplace::ring::build(nodes, cfg);
-            return locate_all(r, read_keys(in), prehashed);
+            cfg.vnodes = vnodes.value_or(cfg.vnodes);
+            return use(keyplace::ring::build(nodes, cfg));
         }
-        const auto m = keyplace::modulo::build(nodes);
-        return locate_all(m, read_keys(in), prehashed);
+        if (strategy == "rendezvous") {
+            return use(keyplace::rendezvous::build(nodes));
+        }
+        if (strategy == "jump") {
+            return use(keyplace::jump::build(nodes));
+        }
+        if (strategy == "jump-guava") {
+            return use(keyplace::jump_guava::build(nodes));
+        }
+        if (strategy == "maglev") {
+            keyplace::maglev_config cfg;
+            cfg.table_size = table_size.value_or(cfg.table_size);
+            return use(keyplace::maglev::build(nodes, cfg));
+        }
+        return use(keyplace::modulo::build(nodes));
     } catch (const keyplace::error& e) {
-        input_error(std::string("--nodes: ") + e.what());
+        input_error(e.what());
     }
+}
+
+inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
+    const bool prehashed = opt.has("prehashed");
+    return with_strategy(opt, [&](const auto& s) { return locate_all(s, read_keys(in), prehashed); });
 }
 
 /// Runs keyplace-cli with args (without the program name). Writes to out only on success.
@@ -353,7 +388,7 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
             static constexpr std::string_view valued[] = {"function"};
             result = cmd_hash(options(rest, valued, {}), in);
         } else if (command == "locate") {
-            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes"};
+            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size"};
             static constexpr std::string_view flags[] = {"prehashed"};
             result = cmd_locate(options(rest, valued, flags), in);
         } else {

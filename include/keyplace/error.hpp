@@ -5,6 +5,7 @@
 #include <keyplace/config.hpp>
 #include <keyplace/version.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -85,6 +86,17 @@ KEYPLACE_COLD inline auto fail(errc code, std::string message) -> failure {
 
 KEYPLACE_COLD [[noreturn]] inline void throw_error(failure f) {
     throw error(f.code, f.message);
+}
+
+/// The result of a try_ form: the value, or an empty optional with ec set to the failure.
+template <class T>
+[[nodiscard]] auto report(failure f, T&& value, std::error_code& ec) -> std::optional<std::remove_cvref_t<T>> {
+    if (f) {
+        ec = make_error_code(f.code);
+        return std::nullopt;
+    }
+    ec.clear();
+    return std::optional<std::remove_cvref_t<T>>(std::forward<T>(value));
 }
 
 /// Quotes a user-supplied string for an error message, escaping control bytes.

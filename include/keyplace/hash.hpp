@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -82,6 +83,39 @@ template <hasher H, class Key>
         return h(key_bytes(std::string_view(key)));
     }
 }
+
+namespace detail {
+
+/// The per-node hashes of the placement contract: value j of a node id is
+/// XXH3-64(le32(len(id)) ++ id ++ le32(j)). The ring's points are values 0..c-1; rendezvous
+/// and Maglev use values 0 and 1. The length prefix keeps (id, j) pairs from colliding.
+class node_hasher {
+public:
+    explicit node_hasher(std::string_view id) {
+        buf_.reserve(id.size() + 8);
+        append_le32(static_cast<std::uint32_t>(id.size()));
+        buf_ += id;
+        append_le32(0);
+    }
+
+    [[nodiscard]] auto operator()(std::uint32_t j) noexcept -> std::uint64_t {
+        const std::size_t at = buf_.size() - 4;
+        for (std::size_t b = 0; b < 4; ++b) {
+            buf_[at + b] = static_cast<char>((j >> (8 * b)) & 0xffU);
+        }
+        return xxh3{}(std::string_view(buf_));
+    }
+
+private:
+    void append_le32(std::uint32_t v) {
+        for (int b = 0; b < 4; ++b) {
+            buf_ += static_cast<char>((v >> (8 * b)) & 0xffU);
+        }
+    }
+    std::string buf_;
+};
+
+}  // namespace detail
 
 KEYPLACE_NAMESPACE_END
 

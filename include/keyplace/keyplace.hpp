@@ -7,8 +7,11 @@
 #include <keyplace/config.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
+#include <keyplace/jump.hpp>
+#include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/node.hpp>
+#include <keyplace/rendezvous.hpp>
 #include <keyplace/ring.hpp>
 #include <keyplace/version.hpp>
 

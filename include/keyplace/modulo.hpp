@@ -40,12 +40,8 @@ public:
     [[nodiscard]] static auto try_build(std::span<const node> nodes, std::error_code& ec)
         -> std::optional<modulo> {
         modulo m;
-        if (auto f = detail::sorted_membership(nodes, m.nodes_)) {
-            ec = make_error_code(f.code);
-            return std::nullopt;
-        }
-        ec.clear();
-        return m;
+        auto f = detail::sorted_membership(nodes, m.nodes_);
+        return detail::report(std::move(f), std::move(m), ec);
     }
 
     [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }

@@ -77,24 +77,9 @@ struct native_ring_traits {
     }
 
     static void derive_points(const node& n, std::span<point_type> out) {
-        std::string buf;
-        buf.reserve(n.id.size() + 8);
-        append_le32(buf, static_cast<std::uint32_t>(n.id.size()));
-        buf += n.id;
-        const std::size_t index_at = buf.size();
-        append_le32(buf, 0);
+        detail::node_hasher hash(n.id);
         for (std::size_t j = 0; j < out.size(); ++j) {
-            for (std::size_t b = 0; b < 4; ++b) {
-                buf[index_at + b] = static_cast<char>((j >> (8 * b)) & 0xffU);
-            }
-            out[j] = xxh3{}(std::string_view(buf));
-        }
-    }
-
-private:
-    static void append_le32(std::string& s, std::uint32_t v) {
-        for (int b = 0; b < 4; ++b) {
-            s += static_cast<char>((v >> (8 * b)) & 0xffU);
+            out[j] = hash(static_cast<std::uint32_t>(j));
         }
     }
 };
@@ -131,7 +116,7 @@ public:
     [[nodiscard]] static auto try_build(std::span<const node> nodes, ring_config config,
                                         std::error_code& ec) -> std::optional<basic_ring> {
         basic_ring r;
-        return finish(r.assign(nodes, config), std::move(r), ec);
+        return detail::report(r.assign(nodes, config), std::move(r), ec);
     }
     [[nodiscard]] static auto try_build(std::span<const node> nodes, std::error_code& ec)
         -> std::optional<basic_ring> {
@@ -151,7 +136,7 @@ public:
     [[nodiscard]] auto try_with(const node& n, std::error_code& ec) const
         -> std::optional<basic_ring> {
         basic_ring r;
-        return finish(r.assign_with(*this, n), std::move(r), ec);
+        return detail::report(r.assign_with(*this, n), std::move(r), ec);
     }
 
     /// A new ring without the node id; this ring is unchanged. O(T). Throws
@@ -166,7 +151,7 @@ public:
     [[nodiscard]] auto try_without(std::string_view id, std::error_code& ec) const
         -> std::optional<basic_ring> {
         basic_ring r;
-        return finish(r.assign_without(*this, id), std::move(r), ec);
+        return detail::report(r.assign_without(*this, id), std::move(r), ec);
     }
 
     /// Number of nodes.
@@ -219,16 +204,6 @@ private:
     [[nodiscard]] auto entry_for(point_type point) const noexcept -> std::size_t {
         const auto it = std::lower_bound(points_.begin(), points_.end(), point);
         return it == points_.end() ? 0 : static_cast<std::size_t>(it - points_.begin());
-    }
-
-    static auto finish(detail::failure f, basic_ring&& r, std::error_code& ec)
-        -> std::optional<basic_ring> {
-        if (f) {
-            ec = make_error_code(f.code);
-            return std::nullopt;
-        }
-        ec.clear();
-        return std::optional<basic_ring>(std::move(r));
     }
 
     static auto check_config(const ring_config& c) -> detail::failure {

@@ -16,23 +16,8 @@ import bisect
 import math
 import struct
 import sys
-from fractions import Fraction
 
-import xxhash
-
-U64_MAX = (1 << 64) - 1
-
-
-def xxh3(data: bytes) -> int:
-    """XXH3-64 with seed 0, as an unsigned 64-bit integer."""
-    return xxhash.xxh3_64_intdigest(data, seed=0)
-
-
-def llround(x: float) -> int:
-    """C llround: nearest integer, halves rounded away from zero (exact)."""
-    f = Fraction(x)  # exact value of the binary64 number
-    mag = math.floor(abs(f) + Fraction(1, 2))
-    return mag if f >= 0 else -mag
+from contract_v1 import xxh3, llround, U64_MAX
 
 
 def point_input(node_id: bytes, j: int) -> bytes:

@@ -1,0 +1,187 @@
+// keyplace — which node owns a key. Jump consistent hash: Lamping & Veach, "A Fast, Minimal
+// Memory, Consistent Hash Algorithm" (arXiv 1406.2294, 2014), and Guava's
+// Hashing.consistentHash, which differs from the paper on a rare class of keys.
+#ifndef KEYPLACE_JUMP_HPP_INCLUDED
+#define KEYPLACE_JUMP_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <cfloat>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+// Jump's formula is defined by IEEE-754 binary64 division; -ffast-math may replace it with a
+// reciprocal multiply and x87 excess precision rounds differently, either changing placement.
+#if defined(__FAST_MATH__)
+#error "keyplace/jump.hpp needs IEEE-754 division: compile without -ffast-math"
+#endif
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "keyplace/jump.hpp needs FLT_EVAL_METHOD == 0 (no excess precision; use SSE2 on x86)"
+#endif
+
+KEYPLACE_NAMESPACE_BEGIN
+
+/// The jump hash LCG multiplier (Lamping & Veach; also Guava).
+inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
+
+/// The paper's reference function: the bucket in [0, buckets) of key. buckets must be >= 1.
+[[nodiscard]] inline auto jump_consistent_hash(std::uint64_t key, std::int32_t buckets) noexcept
+    -> std::int32_t {
+    std::int64_t b = -1;
+    std::int64_t j = 0;
+    while (j < buckets) {
+        b = j;
+        key = key * jump_multiplier + 1;
+        j = static_cast<std::int64_t>(static_cast<double>(b + 1) *
+                                      (static_cast<double>(std::int64_t{1} << 31) /
+                                       static_cast<double>((key >> 33) + 1)));
+    }
+    return static_cast<std::int32_t>(b);
+}
+
+/// Guava's Hashing.consistentHash(long input, int buckets) as of Guava 31.1, reproducing its
+/// Java arithmetic: nextDouble() = ((int)(state >>> 33) + 1) / 2^31 in 32-bit int, so when the
+/// state's top 31 bits are all ones it wraps to -1.0 and the walk stops where the paper's code
+/// continues; next = (int)((candidate + 1) / nextDouble()) with Java's saturating cast.
+/// buckets must be >= 1.
+[[nodiscard]] inline auto guava_consistent_hash(std::int64_t input, std::int32_t buckets) noexcept
+    -> std::int32_t {
+    auto state = static_cast<std::uint64_t>(input);
+    std::int32_t candidate = 0;
+    for (;;) {
+        state = state * jump_multiplier + 1;
+        const auto top = static_cast<std::uint32_t>(state >> 33);
+        const auto wrapped = static_cast<std::int32_t>(top + 1U);  // Java int overflow
+        const double next_double = static_cast<double>(wrapped) / 2147483648.0;
+        const double quotient = static_cast<double>(candidate + 1) / next_double;
+        std::int32_t next = 0;  // Java's (int) cast: NaN -> 0, saturating at the int range
+        if (quotient >= 2147483647.0) {
+            next = std::numeric_limits<std::int32_t>::max();
+        } else if (quotient <= -2147483648.0) {
+            next = std::numeric_limits<std::int32_t>::min();
+        } else if (quotient == quotient) {
+            next = static_cast<std::int32_t>(quotient);
+        }
+        if (next < 0 || next >= buckets) {
+            return candidate;
+        }
+        candidate = next;
+    }
+}
+
+/// Which jump function a basic_jump uses.
+enum class jump_form {
+    paper,  ///< Lamping & Veach's reference code
+    guava,  ///< Guava's Hashing.consistentHash
+};
+
+/// Jump consistent hash over the nodes in the order given: node i is bucket i. No table, no
+/// per-node state, perfect balance. Only appending a node (push_back) or removing the last one
+/// (pop_back) is possible; an arbitrary node cannot be removed, and weights are not supported.
+template <jump_form Form>
+class basic_jump {
+public:
+    using key_hash = xxh3;
+
+    /// Nodes in bucket order. Throws keyplace::error: empty list, empty or duplicate id, a
+    /// weight other than 1, more than 2^31 - 1 nodes.
+    [[nodiscard]] static auto build(std::span<const node> nodes) -> basic_jump {
+        basic_jump j;
+        if (auto f = j.assign(nodes)) {
+            detail::throw_error(std::move(f));
+        }
+        return j;
+    }
+    [[nodiscard]] static auto build(std::initializer_list<node> nodes) -> basic_jump {
+        return build(std::span<const node>(nodes.begin(), nodes.size()));
+    }
+    [[nodiscard]] static auto try_build(std::span<const node> nodes, std::error_code& ec)
+        -> std::optional<basic_jump> {
+        basic_jump j;
+        auto f = j.assign(nodes);
+        return detail::report(std::move(f), std::move(j), ec);
+    }
+
+    /// A new value with n as the last bucket; keys move only to it, about 1/(N+1) of them.
+    [[nodiscard]] auto push_back(const node& n) const -> basic_jump {
+        std::vector<node> next(nodes_);
+        next.push_back(n);
+        return build(next);
+    }
+    /// A new value without the last bucket; only its keys move. Throws
+    /// errc::empty_membership when it is the only one.
+    [[nodiscard]] auto pop_back() const -> basic_jump {
+        if (nodes_.size() == 1) {
+            detail::throw_error(detail::fail(errc::empty_membership,
+                                             "removing " + detail::quoted(nodes_.back().id) +
+                                                 " would leave no nodes"));
+        }
+        basic_jump j = *this;
+        j.nodes_.pop_back();
+        return j;
+    }
+
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
+
+    /// O(log N) expected.
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
+        const auto n = static_cast<std::int32_t>(nodes_.size());
+        if constexpr (Form == jump_form::paper) {
+            return node_index{static_cast<std::uint32_t>(jump_consistent_hash(point, n))};
+        } else {
+            return node_index{static_cast<std::uint32_t>(
+                guava_consistent_hash(static_cast<std::int64_t>(point), n))};
+        }
+    }
+
+private:
+    basic_jump() = default;
+
+    auto assign(std::span<const node> nodes) -> detail::failure {
+        std::vector<node> sorted;
+        if (auto f = detail::sorted_membership(nodes, sorted)) {
+            return f;
+        }
+        if (nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+            return detail::fail(errc::invalid_argument,
+                                std::to_string(nodes.size()) + " nodes; jump takes at most 2^31 - 1");
+        }
+        for (const node& n : nodes) {
+            if (n.weight != 1.0) {
+                return detail::fail(errc::invalid_weight,
+                                    "node " + detail::quoted(n.id) + ": weight " +
+                                        detail::format_weight(n.weight) +
+                                        "; jump places every node with weight 1");
+            }
+        }
+        nodes_.assign(nodes.begin(), nodes.end());
+        return {};
+    }
+
+    std::vector<node> nodes_;
+};
+
+/// Jump as in the paper (the native form).
+using jump = basic_jump<jump_form::paper>;
+/// Jump as Guava computes it (a compatibility form).
+using jump_guava = basic_jump<jump_form::guava>;
+
+static_assert(placement_strategy<jump>);
+static_assert(placement_strategy<jump_guava>);
+
+KEYPLACE_NAMESPACE_END
+
+#endif

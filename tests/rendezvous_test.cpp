@@ -1,0 +1,213 @@
+// Tests of rendezvous.hpp: golden vectors from the independent Python generator, the
+// fixed-point log2, weighted shares against w/Σw on 10^6 keys, movement, bad input.
+#include "keyplace_catch.hpp"
+#include "support.hpp"
+
+#include <keyplace/rendezvous.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using keyplace::node;
+using keyplace::node_index;
+using keyplace::rendezvous;
+using namespace keyplace_test;
+
+TEST_CASE("rendezvous: golden vectors from the independent reference generator", "[rendezvous][golden]") {
+    const auto records = golden_records("rendezvous_native_v1.txt");
+    const auto& table = keyplace::detail::log2_table();
+    std::vector<node> nodes;
+    std::optional<rendezvous> r;
+    std::size_t cases = 0;
+    std::size_t checked = 0;
+    for (const auto& f : records) {
+        const std::string& kind = f[0];
+        if (kind == "keyplace-rendezvous-golden") {
+            REQUIRE(f[1] == "1");
+        } else if (kind == "table") {
+            for (std::size_t k = 0; k < 6; ++k) {
+                const std::size_t at[] = {0, 1, 2, 2048, 4095, 4096};
+                CHECK(table[at[k]] == parse_u64(f[1 + k]));
+            }
+        } else if (kind == "table_xxh3") {
+            std::vector<std::byte> bytes;
+            for (const auto v : table) {
+                const auto le = keyplace::key_bytes(v);
+                bytes.insert(bytes.end(), le.begin(), le.end());
+            }
+            CHECK(keyplace::xxh3{}(bytes) == std::stoull(f[1], nullptr, 16));
+        } else if (kind == "log2fix") {
+            CHECK(keyplace::detail::log2fix(table, parse_u64(f[1])) == parse_u64(f[2]));
+            ++checked;
+        } else if (kind == "case") {
+            nodes.clear();
+            r.reset();
+            ++cases;
+        } else if (kind == "node") {
+            nodes.push_back({f[1], std::stod(f[2])});
+        } else if (kind == "seed") {
+            if (!r) {
+                r = rendezvous::build(nodes);
+            }
+            const auto i = parse_u64(f[1]);
+            CHECK(r->nodes()[i].id == f[2]);
+            CHECK(r->seeds()[i] == parse_u64(f[3]));
+            CHECK(r->quantized_weights()[i] == parse_u64(f[4]));
+        } else if (kind == "key" || kind == "query") {
+            check_golden_query(*r, f, r->size());
+            ++checked;
+        } else {
+            REQUIRE(kind == "end");
+        }
+    }
+    CHECK(cases == 5);
+    CHECK(checked > 800);
+}
+
+TEST_CASE("rendezvous: log2fix is log2 within its interpolation error", "[rendezvous]") {
+    const auto& table = keyplace::detail::log2_table();
+    CHECK(table.front() == 0);
+    CHECK(table.back() == std::uint64_t{1} << 48);
+    CHECK(std::is_sorted(table.begin(), table.end()));
+    for (const auto y : random_points(10000, 3)) {
+        if (y == 0) {
+            continue;
+        }
+        const double got = static_cast<double>(keyplace::detail::log2fix(table, y)) / 0x1p48;
+        CHECK(std::abs(got - std::log2(static_cast<double>(y))) < 1e-7);
+    }
+    for (int e = 0; e < 64; ++e) {
+        CHECK(keyplace::detail::log2fix(table, std::uint64_t{1} << e) == static_cast<std::uint64_t>(e) << 48);
+    }
+}
+
+namespace {
+
+// Each node's share of 10^6 keys against w/Σw, within 3 binomial standard deviations.
+void check_shares(const std::vector<double>& weights) {
+    std::vector<node> nodes;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        nodes.push_back({"node-" + std::to_string(i), weights[i]});
+    }
+    const auto r = rendezvous::build(nodes);
+    const auto points = random_points(1'000'000, 2024);
+    const auto counts = load(r, points);
+    const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const double expected = nodes[i].weight / total;
+        const double got = static_cast<double>(counts[r.find(nodes[i].id)->value]) / 1e6;
+        INFO(nodes[i].id << " weight " << nodes[i].weight << ": " << got << " vs " << expected);
+        CHECK(std::abs(got - expected) <= 3 * sigma(expected, points.size()));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("rendezvous: each node wins w/Σw of 10^6 keys within 3σ", "[rendezvous][property]") {
+    check_shares({1, 1, 1, 1});
+    check_shares({1, 2, 3, 4});
+    check_shares({1, 100});
+    check_shares({0.25, 1.5, 7});
+}
+
+TEST_CASE("rendezvous: with() and without() move only the keys they must", "[rendezvous][property]") {
+    const auto points = key_points(200'000);
+    auto nodes = make_nodes(10);
+    nodes[2].weight = 2.5;
+    const auto r = rendezvous::build(nodes);
+    const auto before = owner_ids(r, points);
+
+    const auto grown = r.with({"joiner", 1.5});
+    const auto rebuilt = [&] {
+        auto all = nodes;
+        all.push_back({"joiner", 1.5});
+        return rendezvous::build(all);
+    }();
+    CHECK(owner_ids(rebuilt, points) == owner_ids(grown, points));
+    std::size_t moved = 0;
+    std::size_t elsewhere = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto after = grown.nodes()[grown.pick(points[i]).value].id;
+        if (after != before[i]) {
+            ++moved;
+            elsewhere += after != "joiner" ? 1 : 0;
+        }
+    }
+    CHECK(elsewhere == 0);
+    const double share = 1.5 / 13.0;
+    CHECK(std::abs(static_cast<double>(moved) / 200'000.0 - share) <= 5 * sigma(share, points.size()));
+
+    const auto shrunk = r.without("node-2");
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const bool changed = shrunk.nodes()[shrunk.pick(points[i]).value].id != before[i];
+        bad += changed != (before[i] == "node-2") ? 1 : 0;
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("rendezvous: pick_n is the full ranking's prefix, on both selection paths", "[rendezvous]") {
+    // 100 nodes: n <= 64 keeps scores on the stack, n > 64 re-scores by rounds.
+    auto nodes = make_nodes(100);
+    for (std::size_t i = 0; i < nodes.size(); i += 7) {
+        nodes[i].weight = 0.5 + static_cast<double>(i % 5);
+    }
+    const auto r = rendezvous::build(nodes);
+    for (const auto p : random_points(200, 99)) {
+        // Naive reference: sort every node by (draw / weight, index) with exact products.
+        std::vector<std::size_t> order(r.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return keyplace::detail::mul_wide(r.draw(p, a), r.quantized_weights()[b]) <
+                   keyplace::detail::mul_wide(r.draw(p, b), r.quantized_weights()[a]);
+        });
+        for (const std::size_t n : {1U, 3U, 64U, 65U, 100U, 150U}) {
+            std::vector<node_index> out(n, node_index{12345});
+            const auto got = r.pick_n(p, out);
+            REQUIRE(got == std::min<std::size_t>(n, 100));
+            for (std::size_t k = 0; k < got; ++k) {
+                CHECK(out[k].value == order[k]);
+            }
+            for (std::size_t k = got; k < n; ++k) {
+                CHECK(out[k].value == 12345);  // slots past size() are not written
+            }
+        }
+        CHECK(r.pick(p).value == order[0]);
+    }
+}
+
+TEST_CASE("rendezvous: bad input is rejected with an error naming it, nothing changes", "[rendezvous][errors]") {
+    using keyplace::errc;
+    const auto r = rendezvous::build(make_nodes(4));
+    const std::vector<node> before(r.nodes().begin(), r.nodes().end());
+    expect_error([] { return rendezvous::build(std::vector<node>{}); }, errc::empty_membership, "empty");
+    expect_error([] { return rendezvous::build({{"a"}, {"a"}}); }, errc::duplicate_id, "'a'");
+    expect_error([] { return rendezvous::build({{""}}); }, errc::empty_id, "empty");
+    expect_error([] { return rendezvous::build({{"z", 0.0}}); }, errc::invalid_weight, "'z': weight 0 ");
+    expect_error([] { return rendezvous::build({{"z", -1.0}}); }, errc::invalid_weight, "weight -1 ");
+    expect_error([] { return rendezvous::build({{"z", std::nan("")}}); }, errc::invalid_weight, "weight nan");
+    expect_error([] { return rendezvous::build({{"z", std::numeric_limits<double>::infinity()}}); },
+           errc::invalid_weight, "weight inf");
+    expect_error([] { return rendezvous::build({{"z", 1e-6}}); }, errc::invalid_weight, "below the weight resolution");
+    expect_error([] { return rendezvous::build({{"z", 1e12}}); }, errc::invalid_weight, "above the largest weight");
+    expect_error([&] { return r.with({"node-1"}); }, errc::duplicate_id, "'node-1' is already a member");
+    expect_error([&] { return r.with({"new", -3.0}); }, errc::invalid_weight, "'new': weight -3");
+    expect_error([&] { return r.without("ghost"); }, errc::unknown_id, "'ghost' is not a member");
+    expect_error([] { return rendezvous::build({{"solo"}}).without("solo"); }, errc::empty_membership, "'solo'");
+    std::error_code ec;
+    CHECK_FALSE(rendezvous::try_build(std::vector<node>{}, ec));
+    CHECK(ec == errc::empty_membership);
+    CHECK_FALSE(r.try_with({"node-0"}, ec));
+    CHECK(ec == errc::duplicate_id);
+    CHECK_FALSE(r.try_without("ghost", ec));
+    CHECK(ec == errc::unknown_id);
+    CHECK(r.try_with({"node-9"}, ec));
+    CHECK_FALSE(ec);
+    CHECK(std::ranges::equal(r.nodes(), before));
+    CHECK(r.size() == 4);
+}
