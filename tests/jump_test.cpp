@@ -86,6 +86,31 @@ TEST_CASE("jump: published vectors of the paper's code and of Guava", "[jump][go
     }
 }
 
+TEST_CASE("jump: every vector of the real Guava 31.1 and of the paper's C code", "[jump][golden]") {
+    // tests/golden/guava_jump_31.1.txt comes from Guava's own jar (GuavaJumpVectors.java);
+    // tests/golden/jump_paper.txt from the paper's reference function (jump_paper_reference.c),
+    // over the same (key, buckets) pairs, including keys built to reach the two classes where
+    // Guava's arithmetic differs: a state whose top 31 bits are all ones (its 32-bit int wraps
+    // to -1.0) and steps where (c+1)/(x/2^31) and (b+1)*(2^31/x) round apart.
+    const auto guava = golden_records("guava_jump_31.1.txt");
+    const auto paper = golden_records("jump_paper.txt");
+    REQUIRE(guava.size() == paper.size());
+    REQUIRE(guava.size() > 2000);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < guava.size(); ++i) {
+        const auto key = parse_u64(guava[i][1]);
+        const auto buckets = static_cast<std::int32_t>(parse_u64(guava[i][2]));
+        REQUIRE(paper[i][1] == guava[i][1]);
+        REQUIRE(paper[i][2] == guava[i][2]);
+        INFO("key " << key << " buckets " << buckets);
+        CHECK(guava_consistent_hash(static_cast<std::int64_t>(key), buckets) ==
+              static_cast<std::int32_t>(parse_u64(guava[i][3])));
+        CHECK(jump_consistent_hash(key, buckets) == static_cast<std::int32_t>(parse_u64(paper[i][3])));
+        differ += guava[i][3] != paper[i][3] ? 1 : 0;
+    }
+    CHECK(differ == 120);  // 111 wrap-class pairs and 9 rounding-class pairs; random pairs agree
+}
+
 TEST_CASE("jump: moving from n to n+1 buckets moves only keys to bucket n, about 1/(n+1)", "[jump][property]") {
     const auto points = random_points(200'000, 31);
     for (const std::int32_t n : {1, 10, 100, 1000}) {
