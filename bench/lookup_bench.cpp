@@ -1,6 +1,7 @@
-// Lookup cost of the ring against its baselines in the same process: hashing the key alone
-// (the floor), std::lower_bound over the same sorted points, and a std::map ring as services
-// commonly hand-write it. Every baseline must agree with the ring (checked before timing).
+// Lookup cost of every strategy against the baselines in the same process: hashing the key
+// alone (the floor), std::lower_bound over the ring's sorted points, and a std::map ring as
+// services commonly hand-write it (both checked to agree with the ring before timing).
+// Build cost of each strategy, and of sorting the same number of points, too.
 #include <keyplace/keyplace.hpp>
 
 #include <benchmark/benchmark.h>
@@ -18,12 +19,16 @@ namespace {
 
 constexpr std::size_t key_count = 1 << 16;  // a power of two: index with a mask
 
-auto make_ring(std::size_t nodes, std::uint32_t vnodes) -> keyplace::ring {
+auto make_nodes(std::size_t n) -> std::vector<keyplace::node> {
     std::vector<keyplace::node> list;
-    for (std::size_t i = 0; i < nodes; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
         list.push_back({"node-" + std::to_string(i)});
     }
-    return keyplace::ring::build(list, {.vnodes = vnodes});
+    return list;
+}
+
+auto make_ring(std::size_t nodes, std::uint32_t vnodes) -> keyplace::ring {
+    return keyplace::ring::build(make_nodes(nodes), {.vnodes = vnodes});
 }
 
 // 16-byte keys, as the performance targets specify.
@@ -136,6 +141,69 @@ void ring_args(benchmark::internal::Benchmark* b) {
     }
 }
 
+template <class S>
+void pick_loop(benchmark::State& state, const S& s) {
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(s.pick(points()[i++ & (key_count - 1)]));
+    }
+}
+
+template <class S>
+void locate_loop(benchmark::State& state, const S& s) {
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&keyplace::locate(s, keys()[i++ & (key_count - 1)]));
+    }
+}
+
+void rendezvous_pick(benchmark::State& state) {
+    pick_loop(state, keyplace::rendezvous::build(make_nodes(static_cast<std::size_t>(state.range(0)))));
+}
+void jump_pick(benchmark::State& state) {
+    pick_loop(state, keyplace::jump::build(make_nodes(static_cast<std::size_t>(state.range(0)))));
+}
+void maglev_pick(benchmark::State& state) {
+    pick_loop(state, keyplace::maglev::build(make_nodes(100), {.table_size = static_cast<std::uint64_t>(state.range(0))}));
+}
+void maglev_locate(benchmark::State& state) {
+    locate_loop(state, keyplace::maglev::build(make_nodes(100), {.table_size = static_cast<std::uint64_t>(state.range(0))}));
+}
+
+// Build cost: nodes x 160 points for the ring, the node list for rendezvous and jump, a
+// 65537-entry table for Maglev; and std::sort of as many random 64-bit points as the ring has.
+void ring_build(benchmark::State& state) {
+    const auto nodes = make_nodes(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(keyplace::ring::build(nodes).points().data());
+    }
+    state.counters["points"] = static_cast<double>(nodes.size() * 160);
+}
+void sort_points(benchmark::State& state) {
+    std::mt19937_64 gen(3);
+    std::vector<std::uint64_t> random(static_cast<std::size_t>(state.range(0)) * 160);
+    for (auto& p : random) {
+        p = gen();
+    }
+    for (auto _ : state) {
+        auto copy = random;
+        std::sort(copy.begin(), copy.end());
+        benchmark::DoNotOptimize(copy.data());
+    }
+}
+void rendezvous_build(benchmark::State& state) {
+    const auto nodes = make_nodes(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(keyplace::rendezvous::build(nodes).size());
+    }
+}
+void maglev_build(benchmark::State& state) {
+    const auto nodes = make_nodes(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(keyplace::maglev::build(nodes).size());
+    }
+}
+
 }  // namespace
 
 BENCHMARK(hash_only);
@@ -143,5 +211,13 @@ BENCHMARK(ring_pick)->Apply(ring_args);
 BENCHMARK(ring_locate)->Apply(ring_args);
 BENCHMARK(lower_bound_pick)->Apply(ring_args);
 BENCHMARK(map_ring_pick)->Apply(ring_args);
+BENCHMARK(rendezvous_pick)->Arg(10)->Arg(100)->Arg(1000);
+BENCHMARK(jump_pick)->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK(maglev_pick)->Arg(65537)->Arg(655373);
+BENCHMARK(maglev_locate)->Arg(65537)->Arg(655373);
+BENCHMARK(ring_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(sort_points)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(rendezvous_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(maglev_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -69,6 +69,22 @@ TEST_CASE("rendezvous: golden vectors from the independent reference generator",
     CHECK(checked > 800);
 }
 
+TEST_CASE("rendezvous: exact products agree on both code paths", "[rendezvous]") {
+    const auto a = random_points(5000, 1);
+    const auto b = random_points(5000, 2);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto fast = keyplace::detail::mul_wide(a[i], b[i]);
+        const auto portable = keyplace::detail::mul_wide_portable(a[i], b[i]);
+        CHECK(fast.hi == portable.hi);
+        CHECK(fast.lo == portable.lo);
+        const std::uint64_t c = a[(i + 1) % a.size()];
+        CHECK(keyplace::detail::product_less(a[i], b[i], c, b[i]) == (a[i] < c));
+    }
+    constexpr auto max = keyplace::detail::mul_wide_portable(~0ULL, ~0ULL);
+    STATIC_REQUIRE(max.hi == ~0ULL - 1);
+    STATIC_REQUIRE(max.lo == 1);
+}
+
 TEST_CASE("rendezvous: log2fix is log2 within its interpolation error", "[rendezvous]") {
     const auto& table = keyplace::detail::log2_table();
     CHECK(table.front() == 0);

@@ -7,6 +7,7 @@
 #include <keyplace/version.hpp>
 
 #include <array>
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -75,8 +76,15 @@ template <integer_key T>
 template <hasher H, class Key>
 [[nodiscard]] auto hash_key(const H& h, const Key& key) noexcept {
     if constexpr (integer_key<Key>) {
-        const auto bytes = key_bytes(key);
-        return h(std::span<const std::byte>(bytes));
+        if constexpr (std::endian::native == std::endian::little) {
+            // The value's own bytes are already little-endian; copying them whole avoids the
+            // store-forwarding stall of writing key_bytes() byte by byte and loading words.
+            const Key copy = key;
+            return h(std::as_bytes(std::span<const Key, 1>(&copy, 1)));
+        } else {
+            const auto bytes = key_bytes(key);
+            return h(std::span<const std::byte>(bytes));
+        }
     } else if constexpr (std::is_convertible_v<const Key&, std::span<const std::byte>>) {
         return h(std::span<const std::byte>(key));
     } else {

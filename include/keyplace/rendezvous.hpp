@@ -120,12 +120,10 @@ public:
     /// The draw E of node i for a key: -log2(u) in 2^-48 units, u from the key and node seed.
     /// The node with the smallest E / quantized weight wins.
     [[nodiscard]] auto draw(std::uint64_t point, std::size_t i) const noexcept -> std::uint64_t {
-        std::array<unsigned char, 16> bytes{};
-        for (std::size_t b = 0; b < 8; ++b) {
-            bytes[b] = static_cast<unsigned char>((point >> (8 * b)) & 0xffU);
-            bytes[8 + b] = static_cast<unsigned char>((seeds_[i] >> (8 * b)) & 0xffU);
-        }
-        const std::uint64_t h = XXH3_64bits(bytes.data(), bytes.size());
+        // le64(point) ++ le64(seed), written as whole words: byte-by-byte stores followed by
+        // XXH3's word loads would stall store forwarding.
+        std::array<std::uint64_t, 2> words{detail::to_le64(point), detail::to_le64(seeds_[i])};
+        const std::uint64_t h = XXH3_64bits(words.data(), sizeof words);
         if (h == 0) {
             return 0;  // u = 1
         }
@@ -141,7 +139,7 @@ private:
         // Strictly better: smaller draw / weight, compared exactly. Ties go to the node met
         // first, and nodes are met in index order.
         [[nodiscard]] auto beats(const score& other) const noexcept -> bool {
-            return detail::mul_wide(draw, other.weight) < detail::mul_wide(other.draw, weight);
+            return detail::product_less(draw, other.weight, other.draw, weight);
         }
     };
 

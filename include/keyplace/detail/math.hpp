@@ -26,13 +26,8 @@ struct u128 {
     friend constexpr auto operator<=>(const u128&, const u128&) noexcept = default;
 };
 
-/// The exact product of two 64-bit values.
-[[nodiscard]] constexpr auto mul_wide(std::uint64_t a, std::uint64_t b) noexcept -> u128 {
-#if defined(__SIZEOF_INT128__)
-    __extension__ using wide = unsigned __int128;
-    const wide p = static_cast<wide>(a) * b;
-    return {static_cast<std::uint64_t>(p >> 64), static_cast<std::uint64_t>(p)};
-#else
+/// The exact product of two 64-bit values from 32-bit halves (any compiler).
+[[nodiscard]] constexpr auto mul_wide_portable(std::uint64_t a, std::uint64_t b) noexcept -> u128 {
     const std::uint64_t a_lo = a & 0xffffffffU;
     const std::uint64_t a_hi = a >> 32;
     const std::uint64_t b_lo = b & 0xffffffffU;
@@ -43,7 +38,43 @@ struct u128 {
     const std::uint64_t hh = a_hi * b_hi;
     const std::uint64_t mid = (ll >> 32) + (lh & 0xffffffffU) + (hl & 0xffffffffU);
     return {hh + (lh >> 32) + (hl >> 32) + (mid >> 32), (mid << 32) | (ll & 0xffffffffU)};
+}
+
+/// The exact product of two 64-bit values.
+[[nodiscard]] constexpr auto mul_wide(std::uint64_t a, std::uint64_t b) noexcept -> u128 {
+#if defined(__SIZEOF_INT128__)
+    __extension__ using wide = unsigned __int128;
+    const wide p = static_cast<wide>(a) * b;
+    return {static_cast<std::uint64_t>(p >> 64), static_cast<std::uint64_t>(p)};
+#else
+    return mul_wide_portable(a, b);
 #endif
+}
+
+/// Whether a * b < c * d, exactly (products up to 2^128).
+[[nodiscard]] constexpr auto product_less(std::uint64_t a, std::uint64_t b, std::uint64_t c,
+                                          std::uint64_t d) noexcept -> bool {
+#if defined(__SIZEOF_INT128__)
+    __extension__ using wide = unsigned __int128;
+    return static_cast<wide>(a) * b < static_cast<wide>(c) * d;
+#else
+    const u128 left = mul_wide(a, b);
+    const u128 right = mul_wide(c, d);
+    return left.hi < right.hi || (left.hi == right.hi && left.lo < right.lo);
+#endif
+}
+
+/// The value whose in-memory bytes are v's little-endian bytes.
+[[nodiscard]] constexpr auto to_le64(std::uint64_t v) noexcept -> std::uint64_t {
+    if constexpr (std::endian::native == std::endian::little) {
+        return v;
+    } else {
+        std::uint64_t r = 0;
+        for (int b = 0; b < 8; ++b) {
+            r = (r << 8) | ((v >> (8 * b)) & 0xffU);
+        }
+        return r;
+    }
 }
 
 /// Fixed-point log2 with 48 fraction bits (placement contract v1, README "Rendezvous").
