@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -106,6 +107,45 @@ TEST_CASE("cli: locate with rendezvous, jump, jump-guava and maglev", "[cli]") {
     CHECK(run_cli({"locate", "--strategy", "jump", "--nodes", "x,y,z", "--prehashed"}, odd_key).out != "x\n");
 }
 
+TEST_CASE("cli: replicas spread over zones, degraded when relaxed", "[cli]") {
+    // The README's worked example: 12 nodes, 3 zones x 2 racks.
+    std::string spec;
+    for (int z = 0; z < 3; ++z) {
+        for (int k = 0; k < 2; ++k) {
+            for (int n = 0; n < 2; ++n) {
+                const std::string id = "z" + std::to_string(z) + "r" + std::to_string(k) + "n" + std::to_string(n);
+                spec += id + "@eu/zone-" + std::to_string(z) + "/rack-" + std::to_string(k) + "\n";
+            }
+        }
+    }
+    const auto path = temp_file("keyplace_cli_zones.txt", spec);
+    const std::string keys = "user:1\nuser:2\nuser:3\nuser:4\n";
+    const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path, "--replicas", "3", "--spread", "zone"}, keys);
+    REQUIRE(r.status == 0);
+    std::istringstream lines(r.out);
+    std::size_t count = 0;
+    for (std::string line; std::getline(lines, line); ++count) {
+        // Ids are z<zone>r<rack>n<n>: three copies, three different zone digits, no flag.
+        REQUIRE(line.size() == 3 * 6 + 2);
+        const std::set<char> zones{line[1], line[8], line[15]};
+        CHECK(zones.size() == 3);
+    }
+    CHECK(count == 4);
+    // The owner comes first: the same as plain locate.
+    const auto owners = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path}, keys);
+    CHECK(owners.out.substr(0, 6) == r.out.substr(0, 6));
+    // Four copies over three zones: relax marks every line degraded; fail refuses.
+    const auto relaxed = run_cli({"locate", "--strategy", "maglev", "--nodes", "@" + path, "--replicas", "4",
+                                  "--spread", "zone", "--on-shortfall", "relax"}, keys);
+    REQUIRE(relaxed.status == 0);
+    CHECK(std::count(relaxed.out.begin(), relaxed.out.end(), '\n') == 4);
+    CHECK(relaxed.out.find(" degraded\n") != std::string::npos);
+    expect_failure(run_cli({"locate", "--strategy", "rendezvous", "--nodes", "@" + path, "--replicas", "4", "--spread",
+                            "zone"}, keys),
+                   1, "spreading 4 copies over zones needs 4 zones; there are 3 ('zone-0', 'zone-1', 'zone-2')");
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("cli: bad node specs fail with one line naming the entry", "[cli][errors]") {
     auto locate = [](const std::string& spec) {
         return run_cli({"locate", "--strategy", "ring", "--nodes", spec}, "k\n");
@@ -174,8 +214,18 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
                    "table size 2 is smaller than the 3 nodes");
     expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b=2"}, "k\n"), 1,
                    "jump places every node with weight 1");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--replicas", "3"}), 2,
-                   "unknown option --replicas");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--copies", "3"}), 2,
+                   "unknown option --copies");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "0"}), 2,
+                   "--replicas '0' is not a positive integer");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--spread", "planet"}),
+                   2, "--spread 'planet' is not a level");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--on-shortfall", "maybe"}),
+                   2, "--on-shortfall 'maybe' is not fail or relax");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread", "zone"}), 2,
+                   "--spread and --on-shortfall need --replicas");
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--replicas", "2"}, "k\n"), 2,
+                   "--replicas needs a strategy with a preference order");
     const auto help = run_cli({"--help"});
     CHECK(help.status == 0);
     CHECK_THAT(help.out, Catch::Matchers::Contains("usage:"));

@@ -67,7 +67,7 @@ TEST_CASE("error: codes, category and exceptions", "[error]") {
     CHECK(std::string(e.what()) == "node id 'x' is not a member");
     const std::runtime_error& base = e;
     CHECK(std::string(base.what()) == e.what());
-    CHECK(keyplace::detail::quoted("a'b\\c\x01") == "'a\\x27b\\x5cc\\x01'");
+    CHECK(keyplace::detail::quote("a'b\\c\x01") == "'a\\x27b\\x5cc\\x01'");
 }
 
 TEST_CASE("version: one source, carried in the namespace", "[version]") {

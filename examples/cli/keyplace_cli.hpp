@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace keyplace_cli {
@@ -34,6 +35,8 @@ inline constexpr std::string_view usage_text =
     "  keyplace-cli locate --strategy S --nodes SPEC [--vnodes V] [--table-size M] [--prehashed]\n"
     "      S: ring (--vnodes, default 160), rendezvous, jump, jump-guava (nodes in bucket\n"
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
+    "      [--replicas N [--spread node|rack|zone|region] [--on-shortfall fail|relax]]: N copies\n"
+    "      per key, comma-separated in order, then ' degraded' when too few domains were relaxed\n"
     "\n"
     "Keys are read from stdin, one per line: the bytes between newlines, not trimmed; an\n"
     "empty line is the empty key. --prehashed: each line is an unsigned decimal 64-bit point.\n"
@@ -53,7 +56,7 @@ struct cli_error : std::runtime_error {
     throw cli_error(exit_bad_input, what);
 }
 
-inline auto quoted(std::string_view s) -> std::string { return keyplace::detail::quoted(s); }
+inline auto quote(std::string_view s) -> std::string { return keyplace::detail::quote(s); }
 
 /// Parsed "--name value" / "--name=value" options and bare "--flag"s.
 class options {
@@ -63,7 +66,7 @@ public:
         for (std::size_t i = 0; i < args.size(); ++i) {
             std::string_view a = args[i];
             if (a.substr(0, 2) != "--") {
-                usage_error("unexpected argument " + quoted(a));
+                usage_error("unexpected argument " + quote(a));
             }
             std::string name(a.substr(2));
             std::optional<std::string> value;
@@ -166,13 +169,13 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         has_weight = true;
     }
     if (rest.empty()) {
-        input_error(where + ": node id is empty in " + quoted(entry));
+        input_error(where + ": node id is empty in " + quote(entry));
     }
     for (const char c : rest) {
         if (c == ',' || c == '=' || c == '@' || c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
             c == '\v' || c == '\f') {
-            input_error(where + ": node id " + quoted(rest) + " contains " +
-                        quoted(std::string_view(&c, 1)));
+            input_error(where + ": node id " + quote(rest) + " contains " +
+                        quote(std::string_view(&c, 1)));
         }
     }
     n.id = std::string(rest);
@@ -180,7 +183,7 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         double w = 0;
         const auto [end, ec] = std::from_chars(weight.data(), weight.data() + weight.size(), w);
         if (weight.empty() || ec != std::errc{} || end != weight.data() + weight.size()) {
-            input_error(where + ": weight " + quoted(weight) + " of node " + quoted(rest) +
+            input_error(where + ": weight " + quote(weight) + " of node " + quote(rest) +
                         " is not a number");
         }
         n.weight = w;
@@ -195,7 +198,7 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         while (true) {
             const auto slash = loc.find('/', start);
             if (part == 3) {
-                input_error(where + ": location " + quoted(loc) + " of node " + quoted(rest) +
+                input_error(where + ": location " + quote(loc) + " of node " + quote(rest) +
                             " has more than REGION/ZONE/RACK");
             }
             *parts[part++] = std::string(loc.substr(start, slash - start));
@@ -215,7 +218,7 @@ inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
         const std::string path = spec.substr(1);
         std::ifstream file(path, std::ios::binary);
         if (!file) {
-            input_error("cannot read node file " + quoted(path));
+            input_error("cannot read node file " + quote(path));
         }
         std::string line;
         std::size_t line_no = 0;
@@ -230,7 +233,7 @@ inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
             nodes.push_back(parse_node(v, path + ":" + std::to_string(line_no)));
         }
         if (nodes.empty()) {
-            input_error("node file " + quoted(path) + " lists no nodes");
+            input_error("node file " + quote(path) + " lists no nodes");
         }
         return nodes;
     }
@@ -277,28 +280,7 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
             out += '\n';
         }
     } else {
-        usage_error("unknown hash function " + quoted(fn) + " (known: xxh3, xxh64)");
-    }
-    return out;
-}
-
-template <keyplace::placement_strategy S>
-auto locate_all(const S& s, const std::vector<std::string>& keys, bool prehashed) -> std::string {
-    std::string out;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        std::uint64_t point = 0;
-        if (prehashed) {
-            const auto p = parse_unsigned<std::uint64_t>(keys[i]);
-            if (!p) {
-                input_error("stdin line " + std::to_string(i + 1) + ": " + quoted(keys[i]) +
-                            " is not an unsigned decimal 64-bit point");
-            }
-            point = *p;
-        } else {
-            point = keyplace::hash_key(typename S::key_hash{}, std::string_view(keys[i]));
-        }
-        out += s.nodes()[s.pick(point).value].id;
-        out += '\n';
+        usage_error("unknown hash function " + quote(fn) + " (known: xxh3, xxh64)");
     }
     return out;
 }
@@ -315,7 +297,7 @@ auto with_strategy(const options& opt, Use&& use) -> std::string {
     if (const auto v = opt.get("vnodes")) {
         vnodes = parse_unsigned<std::uint32_t>(*v);
         if (!vnodes || *vnodes == 0) {
-            usage_error("--vnodes " + quoted(*v) + " is not an integer from 1 to 4294967295");
+            usage_error("--vnodes " + quote(*v) + " is not an integer from 1 to 4294967295");
         }
     }
     std::optional<std::uint64_t> table_size;
@@ -323,14 +305,14 @@ auto with_strategy(const options& opt, Use&& use) -> std::string {
         table_size = parse_unsigned<std::uint64_t>(*t);
         if (!table_size || *table_size > keyplace::maglev_max_table_size ||
             !keyplace::detail::is_prime(*table_size)) {
-            usage_error("--table-size " + quoted(*t) + " is not a prime from 2 to " +
+            usage_error("--table-size " + quote(*t) + " is not a prime from 2 to " +
                         std::to_string(keyplace::maglev_max_table_size));
         }
     }
     const bool known = strategy == "ring" || strategy == "modulo" || strategy == "rendezvous" ||
                        strategy == "jump" || strategy == "jump-guava" || strategy == "maglev";
     if (!known) {
-        usage_error("unknown strategy " + quoted(strategy) + " (known: " + std::string(strategy_names) + ")");
+        usage_error("unknown strategy " + quote(strategy) + " (known: " + std::string(strategy_names) + ")");
     }
     if (strategy != "ring" && vnodes) {
         usage_error("--vnodes applies only to --strategy ring");
@@ -365,9 +347,87 @@ auto with_strategy(const options& opt, Use&& use) -> std::string {
     }
 }
 
+/// The points of the input lines: hashed with S's key hash, or parsed with --prehashed.
+template <class S>
+auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::vector<std::uint64_t> {
+    std::vector<std::uint64_t> points(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (!prehashed) {
+            points[i] = keyplace::hash_key(typename S::key_hash{}, std::string_view(keys[i]));
+            continue;
+        }
+        const auto p = parse_unsigned<std::uint64_t>(keys[i]);
+        if (!p) {
+            input_error("stdin line " + std::to_string(i + 1) + ": " + quote(keys[i]) +
+                        " is not an unsigned decimal 64-bit point");
+        }
+        points[i] = *p;
+    }
+    return points;
+}
+
+/// The replica policy of --replicas, --spread and --on-shortfall, if --replicas was given.
+inline auto replica_options(const options& opt) -> std::optional<keyplace::replica_policy> {
+    const auto count = opt.get("replicas");
+    if (!count) {
+        if (opt.has("spread") || opt.has("on-shortfall")) {
+            usage_error("--spread and --on-shortfall need --replicas");
+        }
+        return std::nullopt;
+    }
+    keyplace::replica_policy policy;
+    const auto n = parse_unsigned<std::size_t>(*count);
+    if (!n || *n == 0) {
+        usage_error("--replicas " + quote(*count) + " is not a positive integer");
+    }
+    policy.count = *n;
+    if (const auto level = opt.get("spread")) {
+        const auto parsed = keyplace::parse_failure_domain(*level);
+        if (!parsed) {
+            usage_error("--spread " + quote(*level) + " is not a level (node, rack, zone, region)");
+        }
+        policy.spread = *parsed;
+    }
+    if (const auto rule = opt.get("on-shortfall")) {
+        if (*rule != "fail" && *rule != "relax") {
+            usage_error("--on-shortfall " + quote(*rule) + " is not fail or relax");
+        }
+        policy.on_shortfall = *rule == "fail" ? keyplace::shortfall::fail : keyplace::shortfall::relax;
+    }
+    return policy;
+}
+
 inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
     const bool prehashed = opt.has("prehashed");
-    return with_strategy(opt, [&](const auto& s) { return locate_all(s, read_keys(in), prehashed); });
+    const auto policy = replica_options(opt);
+    return with_strategy(opt, [&](const auto& s) -> std::string {
+        using S = std::remove_cvref_t<decltype(s)>;
+        if (!policy) {
+            const auto points = input_points<S>(read_keys(in), prehashed);
+            std::string out;
+            for (const auto p : points) {
+                out += s.nodes()[s.pick(p).value].id;
+                out += '\n';
+            }
+            return out;
+        }
+        if constexpr (keyplace::ordered_placement_strategy<S>) {
+            const auto placer = keyplace::replica_placer<S>::build(s, *policy);
+            const auto points = input_points<S>(read_keys(in), prehashed);
+            std::vector<keyplace::node_index> copies(placer.count());
+            std::string out;
+            for (const auto p : points) {
+                const auto r = placer.place(p, copies);
+                for (std::size_t k = 0; k < r.placed; ++k) {
+                    out += (k == 0 ? "" : ",") + s.nodes()[copies[k].value].id;
+                }
+                out += r.degraded ? " degraded\n" : "\n";
+            }
+            return out;
+        } else {
+            usage_error("--replicas needs a strategy with a preference order (ring, rendezvous, maglev)");
+        }
+    });
 }
 
 /// Runs keyplace-cli with args (without the program name). Writes to out only on success.
@@ -388,11 +448,12 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
             static constexpr std::string_view valued[] = {"function"};
             result = cmd_hash(options(rest, valued, {}), in);
         } else if (command == "locate") {
-            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size"};
+            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size",
+                                                          "replicas", "spread", "on-shortfall"};
             static constexpr std::string_view flags[] = {"prehashed"};
             result = cmd_locate(options(rest, valued, flags), in);
         } else {
-            usage_error("unknown command " + quoted(command) + " (known: hash, locate)");
+            usage_error("unknown command " + quote(command) + " (known: hash, locate)");
         }
         out << result;
         out.flush();

@@ -6,6 +6,7 @@
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -25,14 +26,47 @@ concept placement_strategy =
         { s.pick(point) } noexcept -> std::same_as<node_index>;
     };
 
+namespace detail {
+/// A visitor of a preference walk: called with each node in turn, returns whether to go on.
+struct walk_visitor_archetype {
+    auto operator()(node_index) const noexcept -> bool { return false; }
+};
+}  // namespace detail
+
 /// A strategy that can list distinct nodes in preference order (replicas, retries).
 /// pick_n writes min(out.size(), size()) distinct indices, the first being pick(point),
-/// and returns how many it wrote.
+/// and returns how many it wrote. walk(point, visit) calls visit(node_index) -> bool in
+/// preference order until it returns false; it may repeat a node already visited (a ring
+/// passes a node's other points) but visits every node before it ends.
 template <class S>
 concept ordered_placement_strategy =
-    placement_strategy<S> && requires(const S& s, std::uint64_t point, std::span<node_index> out) {
+    placement_strategy<S> &&
+    requires(const S& s, std::uint64_t point, std::span<node_index> out,
+             const detail::walk_visitor_archetype& visit) {
         { s.pick_n(point, out) } noexcept -> std::same_as<std::size_t>;
+        { s.walk(point, visit) } noexcept;
     };
+
+namespace detail {
+/// pick_n from a walk: the first distinct nodes it visits.
+template <class S>
+[[nodiscard]] auto collect_distinct(const S& s, std::uint64_t point, std::span<node_index> out) noexcept
+    -> std::size_t {
+    const std::size_t want = std::min(out.size(), s.size());
+    std::size_t got = 0;
+    if (want == 0) {
+        return 0;
+    }
+    s.walk(point, [&](node_index i) noexcept {
+        const auto taken = out.first(got);
+        if (std::find(taken.begin(), taken.end(), i) == taken.end()) {
+            out[got++] = i;
+        }
+        return got < want;
+    });
+    return got;
+}
+}  // namespace detail
 
 /// The node that owns key (string bytes, a byte span, or an integer hashed as its
 /// little-endian bytes) under strategy s, hashing it with the strategy's declared key hash.

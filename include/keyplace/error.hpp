@@ -100,7 +100,7 @@ template <class T>
 }
 
 /// Quotes a user-supplied string for an error message, escaping control bytes.
-inline auto quoted(std::string_view s) -> std::string {
+inline auto quote(std::string_view s) -> std::string {
     std::string out;
     out.reserve(s.size() + 2);
     out += '\'';

@@ -125,7 +125,7 @@ public:
     [[nodiscard]] auto pop_back() const -> basic_jump {
         if (nodes_.size() == 1) {
             detail::throw_error(detail::fail(errc::empty_membership,
-                                             "removing " + detail::quoted(nodes_.back().id) +
+                                             "removing " + detail::quote(nodes_.back().id) +
                                                  " would leave no nodes"));
         }
         basic_jump j = *this;
@@ -162,7 +162,7 @@ private:
         for (const node& n : nodes) {
             if (n.weight != 1.0) {
                 return detail::fail(errc::invalid_weight,
-                                    "node " + detail::quoted(n.id) + ": weight " +
+                                    "node " + detail::quote(n.id) + ": weight " +
                                         detail::format_weight(n.weight) +
                                         "; jump places every node with weight 1");
             }

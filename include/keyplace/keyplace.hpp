@@ -12,6 +12,7 @@
 #include <keyplace/modulo.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/rendezvous.hpp>
+#include <keyplace/replicas.hpp>
 #include <keyplace/ring.hpp>
 #include <keyplace/version.hpp>
 

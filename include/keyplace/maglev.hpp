@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -111,7 +112,7 @@ public:
     [[nodiscard]] auto with(const node& n) const -> maglev {
         if (find(n.id)) {
             detail::throw_error(detail::fail(errc::duplicate_id,
-                                             "node id " + detail::quoted(n.id) + " is already a member"));
+                                             "node id " + detail::quote(n.id) + " is already a member"));
         }
         std::vector<node> next(nodes_);
         next.push_back(n);
@@ -123,11 +124,11 @@ public:
         const auto found = find(id);
         if (!found) {
             detail::throw_error(detail::fail(errc::unknown_id,
-                                             "node id " + detail::quoted(id) + " is not a member"));
+                                             "node id " + detail::quote(id) + " is not a member"));
         }
         if (nodes_.size() == 1) {
             detail::throw_error(detail::fail(errc::empty_membership,
-                                             "removing " + detail::quoted(id) + " would leave no nodes"));
+                                             "removing " + detail::quote(id) + " would leave no nodes"));
         }
         std::vector<node> next(nodes_);
         next.erase(next.begin() + static_cast<std::ptrdiff_t>(found->value));
@@ -164,22 +165,22 @@ public:
     /// finds them all. O(M * n) in the worst case, a few slots in the usual one.
     [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept
         -> std::size_t {
-        const std::size_t want = std::min(out.size(), nodes_.size());
+        return detail::collect_distinct(*this, point, out);
+    }
+
+    /// Visits the nodes of slots point mod M, point mod M + 1, ... once around the table
+    /// (repeating nodes with several entries). visit(node_index) returns whether to go on.
+    template <class Visit>
+    void walk(std::uint64_t point, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
         const std::uint64_t m = config_.table_size;
-        std::size_t got = 0;
-        auto add = [&](node_index i) {
-            const auto taken = out.first(got);
-            if (std::find(taken.begin(), taken.end(), i) == taken.end()) {
-                out[got++] = i;
-            }
-        };
         std::uint64_t slot = point % m;
-        for (std::uint64_t step = 0; got < want && step < m; ++step) {
-            add(entry(slot));
+        for (std::uint64_t step = 0; step < m; ++step) {
+            if (!visit(entry(slot))) {
+                return;
+            }
             slot = slot + 1 == m ? 0 : slot + 1;
         }
-        KEYPLACE_ASSERT(got == want);
-        return got;
     }
 
 private:

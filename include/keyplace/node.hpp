@@ -63,13 +63,13 @@ inline auto format_weight(double w) -> std::string {
         return fail(errc::empty_id, "node id is empty");
     }
     if (n.id.size() > max_id_length) {
-        return fail(errc::invalid_argument, "node id " + quoted(n.id.substr(0, 32)) + "... is " +
+        return fail(errc::invalid_argument, "node id " + detail::quote(n.id.substr(0, 32)) + "... is " +
                                                  std::to_string(n.id.size()) +
                                                  " bytes; the limit is " +
                                                  std::to_string(max_id_length));
     }
     if (!(std::isfinite(n.weight) && n.weight > 0.0)) {
-        return fail(errc::invalid_weight, "node " + quoted(n.id) + ": weight " +
+        return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
                                               " is not finite and > 0");
     }
@@ -95,7 +95,7 @@ inline auto format_weight(double w) -> std::string {
         return a.id == b.id;
     });
     if (dup != sorted.end()) {
-        return fail(errc::duplicate_id, "node id " + quoted(dup->id) + " appears more than once");
+        return fail(errc::duplicate_id, "node id " + detail::quote(dup->id) + " appears more than once");
     }
     out = std::move(sorted);
     return {};

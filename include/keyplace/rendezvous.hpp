@@ -22,6 +22,7 @@
 #include <span>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -114,7 +115,30 @@ public:
         if (want <= buffered) {
             return pick_n_buffered(point, out.first(want));
         }
-        return pick_n_rescoring(point, out.first(want));
+        const std::size_t first = pick_n_buffered(point, out.first(buffered));
+        std::size_t got = first;
+        rank_after(point, out[first - 1].value, [&](node_index i) noexcept {
+            out[got++] = i;
+            return got < want;
+        });
+        return got;
+    }
+
+    /// Visits every node once, best first. visit(node_index) returns whether to go on. The
+    /// first 64 cost one scoring pass; each one after them another pass over all nodes.
+    template <class Visit>
+    void walk(std::uint64_t point, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        std::array<node_index, buffered> best{};
+        const std::size_t first = pick_n_buffered(point, std::span(best).first(std::min(buffered, nodes_.size())));
+        for (std::size_t k = 0; k < first; ++k) {
+            if (!visit(best[k])) {
+                return;
+            }
+        }
+        if (first < nodes_.size()) {
+            rank_after(point, best[first - 1].value, visit);
+        }
     }
 
     /// The draw E of node i for a key: -log2(u) in 2^-48 units, u from the key and node seed.
@@ -171,17 +195,18 @@ private:
         return got;
     }
 
-    // Selection by rounds: round r takes the best node ranked after the previous pick.
-    [[nodiscard]] auto pick_n_rescoring(std::uint64_t point, std::span<node_index> out) const noexcept
-        -> std::size_t {
-        score previous{0, 1};
-        std::size_t previous_index = 0;
-        for (std::size_t r = 0; r < out.size(); ++r) {
+    // Selection by rounds after node `after`: each round scores every node and emits the best
+    // one ranked after the previous emission, until emit returns false or none is left.
+    template <class Emit>
+    void rank_after(std::uint64_t point, std::size_t after, Emit&& emit) const noexcept {
+        score previous{draw(point, after), weights_[after]};
+        std::size_t previous_index = after;
+        for (;;) {
             score best{0, 1};
             std::size_t best_index = nodes_.size();
             for (std::size_t i = 0; i < nodes_.size(); ++i) {
                 const score s{draw(point, i), weights_[i]};
-                if (r > 0 && !ranks_after(s, i, previous, previous_index)) {
+                if (!ranks_after(s, i, previous, previous_index)) {
                     continue;
                 }
                 if (best_index == nodes_.size() || ranks_after(best, best_index, s, i)) {
@@ -189,11 +214,12 @@ private:
                     best_index = i;
                 }
             }
-            out[r] = node_index{static_cast<std::uint32_t>(best_index)};
+            if (best_index == nodes_.size() || !emit(node_index{static_cast<std::uint32_t>(best_index)})) {
+                return;
+            }
             previous = best;
             previous_index = best_index;
         }
-        return out.size();
     }
 
     // Whether (a, ia) comes after (b, ib) in preference order.
@@ -230,7 +256,7 @@ private:
             return f;
         }
         if (find(n.id)) {
-            return detail::fail(errc::duplicate_id, "node id " + detail::quoted(n.id) + " is already a member");
+            return detail::fail(errc::duplicate_id, "node id " + detail::quote(n.id) + " is already a member");
         }
         const auto at = static_cast<std::ptrdiff_t>(
             std::lower_bound(nodes_.begin(), nodes_.end(), n.id,
@@ -245,11 +271,11 @@ private:
     auto erase(std::string_view id) -> detail::failure {
         const auto found = find(id);
         if (!found) {
-            return detail::fail(errc::unknown_id, "node id " + detail::quoted(id) + " is not a member");
+            return detail::fail(errc::unknown_id, "node id " + detail::quote(id) + " is not a member");
         }
         if (nodes_.size() == 1) {
             return detail::fail(errc::empty_membership,
-                                "removing " + detail::quoted(id) + " would leave no nodes");
+                                "removing " + detail::quote(id) + " would leave no nodes");
         }
         const auto at = static_cast<std::ptrdiff_t>(found->value);
         nodes_.erase(nodes_.begin() + at);

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,7 +60,7 @@ struct native_ring_traits {
         const double exact = static_cast<double>(c.vnodes) * n.weight;
         if (!(exact < static_cast<double>(ring_max_points) + 0.5)) {
             return detail::fail(errc::too_many_points,
-                                "node " + detail::quoted(n.id) + ": weight " +
+                                "node " + detail::quote(n.id) + ": weight " +
                                     detail::format_weight(n.weight) + " at " +
                                     std::to_string(c.vnodes) +
                                     " vnodes exceeds the ring limit of " +
@@ -68,7 +69,7 @@ struct native_ring_traits {
         count = static_cast<std::size_t>(std::llround(exact));
         if (count == 0) {
             return detail::fail(errc::invalid_weight,
-                                "node " + detail::quoted(n.id) + ": weight " +
+                                "node " + detail::quote(n.id) + ": weight " +
                                     detail::format_weight(n.weight) + " at " +
                                     std::to_string(c.vnodes) +
                                     " vnodes rounds to 0 points; it needs at least 1");
@@ -182,20 +183,22 @@ public:
     /// returns that count. O(T * out.size()) in the worst case, typically a few points.
     [[nodiscard]] auto pick_n(point_type point, std::span<node_index> out) const noexcept
         -> std::size_t {
-        const std::size_t want = std::min(out.size(), nodes_.size());
+        return detail::collect_distinct(*this, point, out);
+    }
+
+    /// Visits the owners of the points clockwise from pick(point), once around the ring;
+    /// a node with several points is visited at each. visit(node_index) returns whether to go on.
+    template <class Visit>
+    void walk(point_type point, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
         const std::size_t total = points_.size();
-        std::size_t got = 0;
         std::size_t i = entry_for(point);
-        for (std::size_t step = 0; got < want && step < total; ++step) {
-            const node_index o = owners_[i];
-            const auto taken = out.first(got);
-            if (std::find(taken.begin(), taken.end(), o) == taken.end()) {
-                out[got++] = o;
+        for (std::size_t step = 0; step < total; ++step) {
+            if (!visit(owners_[i])) {
+                return;
             }
             i = (i + 1 == total) ? 0 : i + 1;
         }
-        KEYPLACE_ASSERT(got == want);
-        return got;
     }
 
 private:
@@ -281,7 +284,7 @@ private:
         }
         if (from.find(n.id)) {
             return detail::fail(errc::duplicate_id,
-                                "node id " + detail::quoted(n.id) + " is already a member");
+                                "node id " + detail::quote(n.id) + " is already a member");
         }
         std::size_t count = 0;
         if (auto f = Traits::point_count(n, from.config_, count)) {
@@ -339,11 +342,11 @@ private:
         const auto found = from.find(id);
         if (!found) {
             return detail::fail(errc::unknown_id,
-                                "node id " + detail::quoted(id) + " is not a member");
+                                "node id " + detail::quote(id) + " is not a member");
         }
         if (from.nodes_.size() == 1) {
             return detail::fail(errc::empty_membership,
-                                "removing " + detail::quoted(id) +
+                                "removing " + detail::quote(id) +
                                     " would leave the ring without nodes");
         }
         const std::uint32_t gone = found->value;

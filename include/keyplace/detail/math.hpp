@@ -129,13 +129,13 @@ inline constexpr std::uint64_t max_quantized_weight = std::uint64_t{1} << 53;
 [[nodiscard]] inline auto quantize_weight(const node& n, std::uint64_t& q) -> failure {
     const double scaled = n.weight * weight_scale;  // exact: a power-of-two scale
     if (!(scaled < static_cast<double>(max_quantized_weight) + 0.5)) {
-        return fail(errc::invalid_weight, "node " + quoted(n.id) + ": weight " +
+        return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
                                               " is above the largest weight, 2^37");
     }
     q = static_cast<std::uint64_t>(std::llround(scaled));
     if (q == 0) {
-        return fail(errc::invalid_weight, "node " + quoted(n.id) + ": weight " +
+        return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
                                               " is below the weight resolution, 2^-16");
     }

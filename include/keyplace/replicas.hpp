@@ -1,0 +1,381 @@
+// keyplace — which node owns a key. Topology-aware replica placement over any ordered strategy:
+// N distinct nodes spread over racks, zones or regions, in the spirit of Cassandra's
+// NetworkTopologyStrategy and Ceph's chooseleaf, with an explicit rule for too few domains.
+#ifndef KEYPLACE_REPLICAS_HPP_INCLUDED
+#define KEYPLACE_REPLICAS_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+
+/// Failure-domain levels, finest first. A zone is identified by (region, zone) and a rack by
+/// (region, zone, rack), so equal names in different parents are different domains.
+enum class failure_domain : std::uint8_t { node = 0, rack = 1, zone = 2, region = 3 };
+
+/// What to do when there are fewer domains than copies.
+enum class shortfall : std::uint8_t {
+    fail,   ///< the build fails, naming the level, the domains available and the count asked
+    relax,  ///< fill the rest from finer levels (nested spreading); the result is degraded
+};
+
+/// Copies wanted in one domain (per-domain counts, like NetworkTopologyStrategy's per-DC RF).
+struct domain_count {
+    std::string domain;  ///< the domain's name at replica_policy::count_level
+    std::size_t count;
+};
+
+struct replica_policy {
+    /// Total copies. Ignored when per_domain is not empty (the total is then their sum).
+    std::size_t count = 3;
+    /// Copies go to distinct domains at this level (within each counted domain).
+    failure_domain spread = failure_domain::node;
+    shortfall on_shortfall = shortfall::fail;
+    /// Optional per-domain counts, e.g. {{"eu", 3}, {"us", 2}} at the region level.
+    std::vector<domain_count> per_domain{};
+    failure_domain count_level = failure_domain::region;
+};
+
+/// What place() wrote: how many copies, and how well they are spread.
+struct replica_result {
+    std::size_t placed = 0;
+    bool degraded = false;  ///< fewer domains than copies at the spread level (relax only)
+    failure_domain achieved = failure_domain::node;  ///< the coarsest level all copies differ at
+};
+
+[[nodiscard]] constexpr auto to_string(failure_domain level) noexcept -> std::string_view {
+    switch (level) {
+        case failure_domain::node: return "node";
+        case failure_domain::rack: return "rack";
+        case failure_domain::zone: return "zone";
+        case failure_domain::region: return "region";
+    }
+    return "?";
+}
+
+/// Parses "node", "rack", "zone" or "region".
+[[nodiscard]] inline auto parse_failure_domain(std::string_view s) noexcept -> std::optional<failure_domain> {
+    for (const auto level : {failure_domain::node, failure_domain::rack, failure_domain::zone,
+                             failure_domain::region}) {
+        if (to_string(level) == s) {
+            return level;
+        }
+    }
+    return std::nullopt;
+}
+
+/// Places copies of a key on distinct nodes over a strategy's preference order.
+///
+/// Placement (the contract): with spread level L, pass L walks the strategy's preference order
+/// and takes each node whose L-domain no copy has yet, until every copy is placed or every
+/// L-domain holds one. If copies remain (relax only: fail refuses such a membership at build),
+/// the next finer level runs a pass the same way, down to single nodes, so extra copies land
+/// in distinct zones, then distinct racks, before a rack is reused. With per-domain counts,
+/// each counted domain takes copies up to its count and spreading applies among the copies in
+/// the same counted domain. Copies are listed in the order they were taken, so the first is
+/// the key's owner whenever the owner is eligible. Two copies never share a node.
+///
+/// Whether the result is degraded depends only on the membership and the policy, so it is
+/// decided at build: place() never fails, allocates nothing and writes into the caller's span.
+/// An empty location part at the spread level is an error; below it (the passes of relax) an
+/// empty part is one shared domain, a node without a rack being in the same rack as every
+/// other rack-less node of its zone: spread is never overstated.
+template <ordered_placement_strategy S>
+class replica_placer {
+public:
+    /// Throws keyplace::error (errc::invalid_argument): count 0, more copies than nodes
+    /// (whatever the shortfall rule), an unknown level, an empty location part at the spread
+    /// or count level, an unknown or repeated counted domain, and with shortfall::fail fewer
+    /// domains than copies.
+    [[nodiscard]] static auto build(std::shared_ptr<const S> strategy, replica_policy policy)
+        -> replica_placer {
+        replica_placer p;
+        if (auto f = p.assign(std::move(strategy), std::move(policy))) {
+            detail::throw_error(std::move(f));
+        }
+        return p;
+    }
+    [[nodiscard]] static auto build(const S& strategy, replica_policy policy) -> replica_placer {
+        return build(std::make_shared<const S>(strategy), std::move(policy));
+    }
+    [[nodiscard]] static auto try_build(std::shared_ptr<const S> strategy, replica_policy policy,
+                                        std::error_code& ec) -> std::optional<replica_placer> {
+        replica_placer p;
+        auto f = p.assign(std::move(strategy), std::move(policy));
+        return detail::report(std::move(f), std::move(p), ec);
+    }
+
+    [[nodiscard]] auto strategy() const noexcept -> const S& { return *strategy_; }
+    [[nodiscard]] auto policy() const noexcept -> const replica_policy& { return policy_; }
+    /// Copies per key.
+    [[nodiscard]] auto count() const noexcept -> std::size_t { return total_; }
+    [[nodiscard]] auto degraded() const noexcept -> bool { return achieved_ < policy_.spread; }
+    [[nodiscard]] auto achieved() const noexcept -> failure_domain { return achieved_; }
+
+    /// Writes min(out.size(), count()) copies for a hashed key. Every pass walks the preference
+    /// order at most once and stops as soon as it has taken all it can.
+    [[nodiscard]] auto place(std::uint64_t point, std::span<node_index> out) const noexcept -> replica_result {
+        const std::size_t want = std::min(out.size(), total_);
+        std::size_t got = 0;
+        for (int level = static_cast<int>(policy_.spread); level >= 0 && got < want; --level) {
+            const std::size_t reachable = std::min(want, reachable_[static_cast<std::size_t>(level)]);
+            if (got >= reachable) {
+                continue;
+            }
+            const auto& domain = domain_[static_cast<std::size_t>(level)];
+            strategy_->walk(point, [&](node_index v) noexcept {
+                const std::uint32_t group = group_[v.value];
+                if (group == no_group) {
+                    return true;
+                }
+                std::size_t in_group = 0;
+                for (std::size_t k = 0; k < got; ++k) {
+                    const std::uint32_t c = out[k].value;
+                    if (c == v.value) {
+                        return true;  // already a copy
+                    }
+                    if (group_[c] == group) {
+                        ++in_group;
+                        if (domain[c] == domain[v.value]) {
+                            return true;  // its domain already holds a copy of this group
+                        }
+                    }
+                }
+                if (in_group >= quota_[group]) {
+                    return true;
+                }
+                out[got++] = v;
+                return got < reachable;
+            });
+        }
+        return {got, degraded(), achieved_};
+    }
+
+    /// As place(), hashing key with the strategy's key hash.
+    template <class Key>
+    [[nodiscard]] auto locate(const Key& key, std::span<node_index> out) const noexcept -> replica_result {
+        return place(hash_key(typename S::key_hash{}, key), out);
+    }
+
+private:
+    static constexpr std::uint32_t no_group = 0xffffffffU;
+    static constexpr std::size_t levels = 4;
+
+    replica_placer() = default;
+
+    static auto part(const node& n, failure_domain level) -> const std::string& {
+        switch (level) {
+            case failure_domain::rack: return n.where.rack;
+            case failure_domain::zone: return n.where.zone;
+            case failure_domain::region: return n.where.region;
+            case failure_domain::node: break;
+        }
+        return n.id;
+    }
+
+    // The full path of a node's domain at a level, length-prefixed so no two paths collide.
+    static auto path(const node& n, failure_domain level) -> std::string {
+        if (level == failure_domain::node) {
+            return n.id;
+        }
+        std::string key;
+        for (int l = static_cast<int>(failure_domain::region); l >= static_cast<int>(level); --l) {
+            const std::string& p = part(n, static_cast<failure_domain>(l));
+            key += std::to_string(p.size());
+            key += ':';
+            key += p;
+        }
+        return key;
+    }
+
+    static auto valid(failure_domain level) -> bool {
+        return static_cast<unsigned>(level) <= static_cast<unsigned>(failure_domain::region);
+    }
+
+    auto assign(std::shared_ptr<const S> strategy, replica_policy policy) -> detail::failure {
+        using detail::fail;
+        if (!strategy) {
+            return fail(errc::invalid_argument, "no strategy given");
+        }
+        if (!valid(policy.spread) || !valid(policy.count_level)) {
+            const auto bad = !valid(policy.spread) ? policy.spread : policy.count_level;
+            return fail(errc::invalid_argument,
+                        "unknown failure-domain level " + std::to_string(static_cast<int>(bad)));
+        }
+        const auto nodes = strategy->nodes();
+        const bool counted = !policy.per_domain.empty();
+        if (counted && policy.count_level <= policy.spread && policy.spread != failure_domain::node) {
+            return fail(errc::invalid_argument,
+                        "per-domain counts at the " + std::string(to_string(policy.count_level)) +
+                            " level cannot spread over " + std::string(to_string(policy.spread)) +
+                            "s: choose a finer spread level");
+        }
+        // Groups: the counted domains, or one group holding every node.
+        std::vector<std::uint32_t> group(nodes.size(), counted ? no_group : 0);
+        std::vector<std::size_t> quota;
+        std::size_t total = 0;
+        if (counted) {
+            std::map<std::string, std::uint32_t> names;
+            for (const auto& dc : policy.per_domain) {
+                if (dc.count == 0) {
+                    return fail(errc::invalid_argument, "replica count 0 for domain " + detail::quote(dc.domain));
+                }
+                if (!names.emplace(dc.domain, static_cast<std::uint32_t>(quota.size())).second) {
+                    return fail(errc::invalid_argument, "domain " + detail::quote(dc.domain) + " is counted twice");
+                }
+                quota.push_back(dc.count);
+                total += dc.count;
+            }
+            std::vector<std::size_t> members(quota.size(), 0);
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                if (part(nodes[i], policy.count_level).empty()) {
+                    return fail(errc::invalid_argument,
+                                "node " + detail::quote(nodes[i].id) + " has no " +
+                                    std::string(to_string(policy.count_level)) +
+                                    "; per-domain counts need every node's");
+                }
+                const auto it = names.find(part(nodes[i], policy.count_level));
+                if (it != names.end()) {
+                    group[i] = it->second;
+                    ++members[it->second];
+                }
+            }
+            for (const auto& [name, g] : names) {
+                if (members[g] == 0) {
+                    return fail(errc::invalid_argument,
+                                std::string(to_string(policy.count_level)) + " " + detail::quote(name) +
+                                    " has no nodes");
+                }
+                if (quota[g] > members[g]) {
+                    return fail(errc::invalid_argument,
+                                std::to_string(quota[g]) + " copies in " + detail::quote(name) +
+                                    " but it has only " + std::to_string(members[g]) + " nodes");
+                }
+            }
+        } else {
+            if (policy.count == 0) {
+                return fail(errc::invalid_argument, "replica count 0; at least 1 copy is needed");
+            }
+            if (policy.count > nodes.size()) {
+                return fail(errc::invalid_argument,
+                            "replica count " + std::to_string(policy.count) + " is more than the " +
+                                std::to_string(nodes.size()) + " nodes");
+            }
+            quota.push_back(policy.count);
+            total = policy.count;
+        }
+        for (const node& n : nodes) {
+            if (policy.spread != failure_domain::node && part(n, policy.spread).empty()) {
+                return fail(errc::invalid_argument,
+                            "node " + detail::quote(n.id) + " has no " + std::string(to_string(policy.spread)) +
+                                "; spreading over " + std::string(to_string(policy.spread)) +
+                                "s needs every node's");
+            }
+        }
+        // Dense domain ids per level, and per level how many copies the passes down to it can
+        // hold: per group, min(quota, distinct domains of the group at that level).
+        std::array<std::vector<std::uint32_t>, levels> domain;
+        std::array<std::size_t, levels> reachable{};
+        for (std::size_t l = 0; l < levels; ++l) {
+            std::map<std::string, std::uint32_t> ids;
+            std::vector<std::map<std::uint32_t, bool>> seen(quota.size());
+            domain[l].resize(nodes.size());
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                const auto id = ids.emplace(path(nodes[i], static_cast<failure_domain>(l)),
+                                            static_cast<std::uint32_t>(ids.size()))
+                                    .first->second;
+                domain[l][i] = id;
+                if (group[i] != no_group) {
+                    seen[group[i]][id] = true;
+                }
+            }
+            for (std::size_t g = 0; g < quota.size(); ++g) {
+                reachable[l] += std::min(quota[g], seen[g].size());
+            }
+        }
+        const auto spread = static_cast<std::size_t>(policy.spread);
+        if (reachable[spread] < total && policy.on_shortfall == shortfall::fail) {
+            return shortfall_error(policy, nodes, group, quota, domain[spread]);
+        }
+        // The passes from the spread level down reach `total` at the first level whose
+        // domains suffice; that level is what every key achieves.
+        failure_domain achieved = failure_domain::node;
+        for (int l = static_cast<int>(spread); l >= 0; --l) {
+            if (reachable[static_cast<std::size_t>(l)] >= total) {
+                achieved = static_cast<failure_domain>(l);
+                break;
+            }
+        }
+        for (int l = static_cast<int>(spread) - 1; l >= 0; --l) {
+            // A finer pass can take what coarser ones could not: its reach is cumulative.
+            reachable[static_cast<std::size_t>(l)] =
+                std::max(reachable[static_cast<std::size_t>(l)], reachable[static_cast<std::size_t>(l) + 1]);
+        }
+        strategy_ = std::move(strategy);
+        policy_ = std::move(policy);
+        group_ = std::move(group);
+        quota_ = std::move(quota);
+        domain_ = std::move(domain);
+        reachable_ = reachable;
+        total_ = total;
+        achieved_ = achieved;
+        return {};
+    }
+
+    static auto shortfall_error(const replica_policy& policy, std::span<const node> nodes,
+                                const std::vector<std::uint32_t>& group, const std::vector<std::size_t>& quota,
+                                const std::vector<std::uint32_t>& domain) -> detail::failure {
+        const std::string level(to_string(policy.spread));
+        for (std::size_t g = 0; g < quota.size(); ++g) {
+            std::map<std::uint32_t, std::string> names;
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                if (group[i] == g) {
+                    names.emplace(domain[i], part(nodes[i], policy.spread));
+                }
+            }
+            if (names.size() >= quota[g]) {
+                continue;
+            }
+            std::string list;
+            for (const auto& [id, name] : names) {
+                list += (list.empty() ? "" : ", ") + detail::quote(name);
+            }
+            const std::string where = policy.per_domain.empty() ? "" : " in " + detail::quote(policy.per_domain[g].domain);
+            return detail::fail(errc::invalid_argument,
+                                "spreading " + std::to_string(quota[g]) + " copies" + where + " over " + level +
+                                    "s needs " + std::to_string(quota[g]) + " " + level + "s; there are " +
+                                    std::to_string(names.size()) + " (" + list +
+                                    "); use shortfall::relax to accept fewer");
+        }
+        return detail::fail(errc::invalid_argument, "too few " + level + "s");
+    }
+
+    std::shared_ptr<const S> strategy_;
+    replica_policy policy_{};
+    std::vector<std::uint32_t> group_;
+    std::vector<std::size_t> quota_;
+    std::array<std::vector<std::uint32_t>, levels> domain_;
+    std::array<std::size_t, levels> reachable_{};
+    std::size_t total_ = 0;
+    failure_domain achieved_ = failure_domain::node;
+};
+
+KEYPLACE_NAMESPACE_END
+
+#endif
