@@ -361,7 +361,7 @@ private:
                                 "spreading " + std::to_string(quota[g]) + " copies" + where + " over " + level +
                                     "s needs " + std::to_string(quota[g]) + " " + level + "s; there are " +
                                     std::to_string(names.size()) + " (" + list +
-                                    "); use shortfall::relax to accept fewer");
+                                    "); relax the shortfall rule to accept fewer");
         }
         return detail::fail(errc::invalid_argument, "too few " + level + "s");
     }
