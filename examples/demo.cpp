@@ -80,7 +80,7 @@ int main() {
 
     const auto r10 = keyplace::ring::build(ten);
     const auto r11 = r10.with({joiner});
-    const auto share = keyplace::ownership(r11)[r11.find(joiner)->value];
+    const auto share = keyplace::ownership(r11).share[r11.find(joiner)->value];
     const auto rm = compare(owners(r10, points), owners(r11, points), joiner);
     std::printf("  %-20s %7.2f%% %9.2f%% %13.2f%% %17.2f%%\n", "ring (160 vnodes)", 100 * rm.moved,
                 100.0 / 11, 100 * share, 100 * rm.between_old);
@@ -99,7 +99,7 @@ int main() {
         }
         const double mean = static_cast<double>(key_count) / static_cast<double>(r.size());
         const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
-        const auto shares = keyplace::ownership(r);
+        const auto shares = keyplace::ownership(r).share;
         const double max_share = *std::max_element(shares.begin(), shares.end());
         std::printf("  %8u %14.3f %14.3f %16.3f %14.3f\n", v, static_cast<double>(*hi) / mean,
                     static_cast<double>(*lo) / mean, max_share * 10.0,

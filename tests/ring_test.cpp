@@ -231,7 +231,7 @@ TEST_CASE("ring: all points of a large ring are distinct and shares are near exp
         CHECK(sorted.size() == 160 * nodes.size());
         // A node's share over the mean is about Gamma(160, 1/160): sd 1/sqrt(160) = 0.079.
         // Bound at 5.5 sd: the largest of 1000 nodes is near 3.2 sd.
-        const auto shares = keyplace::ownership(r);
+        const auto shares = keyplace::ownership(r).share;
         const double mean = 1.0 / static_cast<double>(nodes.size());
         const auto [lo, hi] = std::minmax_element(shares.begin(), shares.end());
         const double sd = 1.0 / std::sqrt(160.0);
@@ -283,7 +283,7 @@ TEST_CASE("ring: derivations move only the keys they must (10^5 keys)", "[ring][
             }
         }
         CHECK(elsewhere == 0);
-        const double share = keyplace::ownership(r11)[r11.find("node-10")->value];
+        const double share = keyplace::ownership(r11).share[r11.find("node-10")->value];
         const double fraction = static_cast<double>(moved) / static_cast<double>(points.size());
         CHECK(std::abs(fraction - share) <= 5 * sigma(share, points.size()));
         // Its share is near the fair 1/11 (160 vnodes: sd about 0.079 of it).

@@ -26,6 +26,12 @@ struct u128 {
     friend constexpr auto operator<=>(const u128&, const u128&) noexcept = default;
 };
 
+/// a + b (modulo 2^128).
+[[nodiscard]] constexpr auto add(const u128& a, const u128& b) noexcept -> u128 {
+    const std::uint64_t lo = a.lo + b.lo;
+    return {a.hi + b.hi + (lo < a.lo ? 1U : 0U), lo};
+}
+
 /// The exact product of two 64-bit values from 32-bit halves (any compiler).
 [[nodiscard]] constexpr auto mul_wide_portable(std::uint64_t a, std::uint64_t b) noexcept -> u128 {
     const std::uint64_t a_lo = a & 0xffffffffU;
