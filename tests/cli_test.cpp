@@ -3,6 +3,7 @@
 #include "keyplace_catch.hpp"
 
 #include "keyplace_cli.hpp"
+#include "support.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -144,6 +145,73 @@ TEST_CASE("cli: replicas spread over zones, degraded when relaxed", "[cli]") {
                             "zone"}, keys),
                    1, "spreading 4 copies over zones needs 4 zones; there are 3 ('zone-0', 'zone-1', 'zone-2')");
     std::filesystem::remove(path);
+}
+
+TEST_CASE("cli: diff reports movement against the minimum", "[cli]") {
+    std::string ten;
+    for (int i = 0; i < 10; ++i) {
+        ten += (i == 0 ? "" : ",") + std::string("node-") + std::to_string(i);
+    }
+    const std::string eleven = ten + ",node-10";
+    const auto ring = run_cli({"diff", "--strategy", "ring", "--before", ten, "--after", eleven, "--json"});
+    REQUIRE(ring.status == 0);
+    // The exact figures come from analysis.hpp (tested against theory in analysis_test.cpp):
+    // here, that the report carries them: no violations, moved equal to the minimum.
+    const auto r = keyplace::movement(keyplace::ring::build(keyplace_test::make_nodes(10)),
+                                      keyplace::ring::build(keyplace_test::make_nodes(11)));
+    CHECK_THAT(ring.out, Catch::Matchers::Contains("\"violations\":0,"));
+    CHECK_THAT(ring.out, Catch::Matchers::Contains("\"moved\":" + keyplace_cli::json_number(r.moved) + ","));
+    CHECK_THAT(ring.out, Catch::Matchers::Contains("\"minimum\":" + keyplace_cli::json_number(r.minimum) + ","));
+    CHECK(std::abs(r.moved - r.minimum) < 1e-12);
+    const auto text = run_cli({"diff", "--strategy", "ring", "--before", ten, "--after", eleven});
+    CHECK_THAT(text.out, Catch::Matchers::Contains("moved/minimum  1.000"));
+    CHECK_THAT(text.out, Catch::Matchers::Contains("violations     0.0000%"));
+    // Modulo: about 10/11 moved, most of it between nodes present before and after.
+    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--before", ten, "--after", eleven});
+    CHECK_THAT(modulo.out, Catch::Matchers::Contains("moved          90."));
+    CHECK_THAT(modulo.out, Catch::Matchers::Contains("violations     81."));
+    // Identical memberships: nothing moves, and no division by zero.
+    const auto same = run_cli({"diff", "--strategy", "maglev", "--before", ten, "--after", ten, "--json"});
+    CHECK_THAT(same.out, Catch::Matchers::Contains("\"moved\":0,\"minimum\":0,"));
+    CHECK(same.out.find("nan") == std::string::npos);
+    // With a key file.
+    const auto keys = temp_file("keyplace_cli_keys.txt", "a\nb\nc\nd\n");
+    const auto keyed = run_cli({"diff", "--strategy", "rendezvous", "--before", "x,y", "--after", "x,y", "--keys", keys, "--json"});
+    CHECK_THAT(keyed.out, Catch::Matchers::Contains("\"keys\":4,"));
+    std::filesystem::remove(keys);
+}
+
+TEST_CASE("cli: stats reports shares and load", "[cli]") {
+    const auto r = run_cli({"stats", "--strategy", "maglev", "--nodes", "a,b=2,c", "--table-size", "101", "--keys", "1000", "--json"});
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Matchers::Contains("\"share_method\":\"exact\""));
+    CHECK_THAT(r.out, Catch::Matchers::Contains("\"keys\":1000,"));
+    const auto text = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b", "--keys", "10"});
+    CHECK_THAT(text.out, Catch::Matchers::Contains("max/mean"));
+    const auto rdv = run_cli({"stats", "--strategy", "rendezvous", "--nodes", "a,b"});
+    CHECK_THAT(rdv.out, Catch::Matchers::Contains("share: sampled (within 0.4"));
+    const auto json_hash = run_cli({"hash", "--function", "xxh3", "--json"}, "abc\n");
+    CHECK(json_hash.out == "{\"function\":\"xxh3\",\"digests\":[\"78af5f94892f3950\"]}\n");
+    const auto json_locate = run_cli({"locate", "--strategy", "ring", "--nodes", "c,a,b", "--vnodes", "4", "--json"}, "a\n");
+    CHECK(json_locate.out == "{\"owners\":[\"c\"]}\n");
+    CHECK(keyplace_cli::json_string("a\"b\\c\n") == "\"a\\\"b\\\\c\\u000a\"");
+}
+
+TEST_CASE("cli: diff and stats reject bad input with one line", "[cli][errors]") {
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a"}), 2, "missing required option --after");
+    expect_failure(run_cli({"diff", "--strategy", "chord", "--before", "a", "--after", "b"}), 2, "unknown strategy 'chord'");
+    const auto empty = temp_file("keyplace_cli_empty_keys.txt", "");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", empty}), 1,
+                   "has no keys");
+    std::filesystem::remove(empty);
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", "/nonexistent/k"}), 1,
+                   "cannot read key file");
+    const auto bad = temp_file("keyplace_cli_bad_after.txt", "a\nb=oops\n");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + bad}), 1,
+                   bad + ":2: weight 'oops'");
+    std::filesystem::remove(bad);
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "0"}), 2, "--keys '0' is not a positive");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a,a"}), 1, "'a' appears more than once");
 }
 
 TEST_CASE("cli: bad node specs fail with one line naming the entry", "[cli][errors]") {

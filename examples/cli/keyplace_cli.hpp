@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -37,6 +38,13 @@ inline constexpr std::string_view usage_text =
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
     "      [--replicas N [--spread node|rack|zone|region] [--on-shortfall fail|relax]]: N copies\n"
     "      per key, comma-separated in order, then ' degraded' when too few domains were relaxed\n"
+    "\n"
+    "  keyplace-cli diff --strategy S --before SPEC --after SPEC [--keys FILE] [--vnodes V] [--table-size M]\n"
+    "      what a membership change moves, against the minimum; without --keys exact over the\n"
+    "      hash space for ring and maglev, else over a fixed sample of 131072 points\n"
+    "  keyplace-cli stats --strategy S --nodes SPEC [--keys N] [--vnodes V] [--table-size M]\n"
+    "      each node's share of the hash space and of N keys \"key-0\"... (default 100000)\n"
+    "  --json on any command: one JSON object on stdout instead of text\n"
     "\n"
     "Keys are read from stdin, one per line: the bytes between newlines, not trimmed; an\n"
     "empty line is the empty key. --prehashed: each line is an unsigned decimal 64-bit point.\n"
@@ -265,22 +273,89 @@ inline void append_hex64(std::string& out, std::uint64_t v) {
     out.append(buf, 16);
 }
 
+/// A JSON string literal. Bytes are written as they are (ids are expected to be UTF-8);
+/// quotes, backslashes and control bytes are escaped.
+inline auto json_string(std::string_view s) -> std::string {
+    std::string out = "\"";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+/// A JSON number: the shortest form that reads back as the same double.
+inline auto json_number(double v) -> std::string {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc{} ? std::string(buf, end) : std::string("null");
+}
+
+/// A JSON array of already-formatted values.
+inline auto json_array(const std::vector<std::string>& items) -> std::string {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        out += (i == 0 ? "" : ",") + items[i];
+    }
+    return out + "]";
+}
+
+/// Fixed-width text tables: each column padded to its widest cell.
+inline auto text_table(const std::vector<std::vector<std::string>>& rows) -> std::string {
+    std::vector<std::size_t> width;
+    for (const auto& row : rows) {
+        width.resize(std::max(width.size(), row.size()), 0);
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            width[c] = std::max(width[c], row[c].size());
+        }
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            line += (c == 0 ? "" : "  ") + row[c] + std::string(width[c] - row[c].size(), ' ');
+        }
+        out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    }
+    return out;
+}
+
+inline auto percent(double f) -> std::string {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f%%", 100 * f);
+    return buf;
+}
+
 inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
     const std::string fn = opt.required("function");
-    std::string out;
-    const auto keys = read_keys(in);
-    if (fn == "xxh3") {
-        for (const auto& k : keys) {
-            append_hex64(out, keyplace::xxh3{}(std::string_view(k)));
-            out += '\n';
-        }
-    } else if (fn == "xxh64") {
-        for (const auto& k : keys) {
-            append_hex64(out, keyplace::xxh64{}(std::string_view(k)));
-            out += '\n';
-        }
-    } else {
+    if (fn != "xxh3" && fn != "xxh64") {
         usage_error("unknown hash function " + quote(fn) + " (known: xxh3, xxh64)");
+    }
+    std::vector<std::string> digests;
+    for (const auto& k : read_keys(in)) {
+        std::string hex;
+        append_hex64(hex, fn == "xxh3" ? keyplace::xxh3{}(std::string_view(k)) : keyplace::xxh64{}(std::string_view(k)));
+        digests.push_back(hex);
+    }
+    std::string out;
+    if (opt.has("json")) {
+        std::vector<std::string> items;
+        for (const auto& d : digests) {
+            items.push_back(json_string(d));
+        }
+        return "{\"function\":" + json_string(fn) + ",\"digests\":" + json_array(items) + "}\n";
+    }
+    for (const auto& d : digests) {
+        out += d + "\n";
     }
     return out;
 }
@@ -288,11 +363,10 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
 /// The strategies keyplace-cli knows, for messages.
 inline constexpr std::string_view strategy_names = "ring, rendezvous, jump, jump-guava, maglev, modulo";
 
-/// Builds the strategy named by --strategy from the parsed options and calls use(strategy).
+/// Builds the strategy named by --strategy over the nodes of spec and calls use(strategy).
 template <class Use>
-auto with_strategy(const options& opt, Use&& use) -> std::string {
+auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> std::string {
     const std::string strategy = opt.required("strategy");
-    const std::string spec = opt.required("nodes");
     std::optional<std::uint32_t> vnodes;
     if (const auto v = opt.get("vnodes")) {
         vnodes = parse_unsigned<std::uint32_t>(*v);
@@ -400,33 +474,178 @@ inline auto replica_options(const options& opt) -> std::optional<keyplace::repli
 inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
     const bool prehashed = opt.has("prehashed");
     const auto policy = replica_options(opt);
-    return with_strategy(opt, [&](const auto& s) -> std::string {
+    return with_strategy(opt, opt.required("nodes"), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
+        const bool json = opt.has("json");
         if (!policy) {
             const auto points = input_points<S>(read_keys(in), prehashed);
             std::string out;
+            std::vector<std::string> items;
             for (const auto p : points) {
-                out += s.nodes()[s.pick(p).value].id;
-                out += '\n';
+                const auto& id = s.nodes()[s.pick(p).value].id;
+                if (json) {
+                    items.push_back(json_string(id));
+                } else {
+                    out += id + "\n";
+                }
             }
-            return out;
+            return json ? "{\"owners\":" + json_array(items) + "}\n" : out;
         }
         if constexpr (keyplace::ordered_placement_strategy<S>) {
             const auto placer = keyplace::replica_placer<S>::build(s, *policy);
             const auto points = input_points<S>(read_keys(in), prehashed);
             std::vector<keyplace::node_index> copies(placer.count());
             std::string out;
+            std::vector<std::string> sets;
             for (const auto p : points) {
                 const auto r = placer.place(p, copies);
+                std::vector<std::string> ids;
                 for (std::size_t k = 0; k < r.placed; ++k) {
                     out += (k == 0 ? "" : ",") + s.nodes()[copies[k].value].id;
+                    ids.push_back(json_string(s.nodes()[copies[k].value].id));
                 }
                 out += r.degraded ? " degraded\n" : "\n";
+                sets.push_back(json_array(ids));
+            }
+            if (json) {
+                return "{\"replicas\":" + json_array(sets) + ",\"degraded\":" + (placer.degraded() ? "true" : "false") +
+                       ",\"achieved\":" + json_string(keyplace::to_string(placer.achieved())) + "}\n";
             }
             return out;
         } else {
             usage_error("--replicas needs a strategy with a preference order (ring, rendezvous, maglev)");
         }
+    });
+}
+
+inline auto method_name(keyplace::share_method m) -> std::string {
+    switch (m) {
+        case keyplace::share_method::exact: return "exact";
+        case keyplace::share_method::expected: return "expected";
+        case keyplace::share_method::sampled: return "sampled";
+    }
+    return "?";
+}
+
+/// The keys of --keys FILE (one per line, as for stdin), or nothing without --keys.
+inline auto key_file(const options& opt) -> std::optional<std::vector<std::string>> {
+    const auto path = opt.get("keys");
+    if (!path) {
+        return std::nullopt;
+    }
+    std::ifstream file(*path, std::ios::binary);
+    if (!file) {
+        input_error("cannot read key file " + quote(*path));
+    }
+    auto keys = read_keys(file);
+    if (keys.empty()) {
+        input_error("key file " + quote(*path) + " has no keys");
+    }
+    return keys;
+}
+
+inline auto cmd_diff(const options& opt) -> std::string {
+    const auto keys = key_file(opt);
+    const std::string before_spec = opt.required("before");
+    const std::string after_spec = opt.required("after");
+    return with_strategy(opt, before_spec, [&](const auto& before) -> std::string {
+        using S = std::remove_cvref_t<decltype(before)>;
+        std::string out;
+        with_strategy(opt, after_spec, [&](const auto& after) -> std::string {
+            using T = std::remove_cvref_t<decltype(after)>;
+            if constexpr (std::is_same_v<S, T>) {
+                keyplace::movement_report r;
+                std::string basis;
+                if (keys) {
+                    const auto points = input_points<S>(*keys, false);
+                    r = keyplace::movement(before, after, points);
+                    basis = std::to_string(keys->size()) + " keys from " + quote(*opt.get("keys"));
+                } else {
+                    r = keyplace::movement(before, after);
+                    basis = r.exact ? "exact, over the whole hash space"
+                                    : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " fixed points";
+                }
+                const double ratio = r.minimum > 0 ? r.moved / r.minimum : (r.moved > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+                if (opt.has("json")) {
+                    std::vector<std::string> flows;
+                    for (const auto& f : r.flows) {
+                        flows.push_back("{\"id\":" + json_string(f.id) + ",\"inflow\":" + json_number(f.inflow) +
+                                        ",\"outflow\":" + json_number(f.outflow) + "}");
+                    }
+                    out = "{\"strategy\":" + json_string(opt.required("strategy")) + ",\"basis\":" + json_string(basis) +
+                          ",\"keys\":" + std::to_string(r.keys) + ",\"moved\":" + json_number(r.moved) +
+                          ",\"minimum\":" + json_number(r.minimum) + ",\"minimum_method\":" +
+                          json_string(method_name(r.minimum_method)) + ",\"fair_minimum\":" + json_number(r.fair_minimum) +
+                          ",\"violations\":" + json_number(r.violations) + ",\"flows\":" + json_array(flows) + "}\n";
+                    return out;
+                }
+                char ratio_text[32];
+                std::snprintf(ratio_text, sizeof ratio_text, "%.3f", ratio);
+                out = "strategy " + opt.required("strategy") + ": " + std::to_string(before.size()) + " -> " +
+                      std::to_string(after.size()) + " nodes; " + basis + "\n";
+                out += text_table({
+                    {"moved", percent(r.moved), "keys whose owner changed"},
+                    {"minimum", percent(r.minimum), "the least any placement moves to reach these shares (" +
+                                                        method_name(r.minimum_method) + ")"},
+                    {"fair minimum", percent(r.fair_minimum), "the least an ideally balanced scheme moves"},
+                    {"moved/minimum", ratio_text, ""},
+                    {"violations", percent(r.violations), "moved between two nodes present in both"},
+                });
+                std::vector<std::vector<std::string>> rows{{"node", "inflow", "outflow"}};
+                for (const auto& f : r.flows) {
+                    rows.push_back({f.id, percent(f.inflow), percent(f.outflow)});
+                }
+                out += "\n" + text_table(rows);
+            }
+            return out;
+        });
+        return out;
+    });
+}
+
+inline auto cmd_stats(const options& opt) -> std::string {
+    std::size_t count = 100'000;
+    if (const auto k = opt.get("keys")) {
+        const auto n = parse_unsigned<std::size_t>(*k);
+        if (!n || *n == 0) {
+            usage_error("--keys " + quote(*k) + " is not a positive integer");
+        }
+        count = *n;
+    }
+    return with_strategy(opt, opt.required("nodes"), [&](const auto& s) -> std::string {
+        using S = std::remove_cvref_t<decltype(s)>;
+        std::vector<std::uint64_t> points(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            points[i] = keyplace::hash_key(typename S::key_hash{}, "key-" + std::to_string(i));
+        }
+        const auto own = keyplace::ownership(s);
+        const auto l = keyplace::load(s, points);
+        const double mean = static_cast<double>(count) / static_cast<double>(s.size());
+        if (opt.has("json")) {
+            std::vector<std::string> rows;
+            for (std::size_t i = 0; i < s.size(); ++i) {
+                rows.push_back("{\"id\":" + json_string(s.nodes()[i].id) + ",\"weight\":" + json_number(s.nodes()[i].weight) +
+                               ",\"share\":" + json_number(own.share[i]) + ",\"keys\":" + std::to_string(l.keys[i]) + "}");
+            }
+            return "{\"strategy\":" + json_string(opt.required("strategy")) + ",\"keys\":" + std::to_string(count) +
+                   ",\"share_method\":" + json_string(method_name(own.method)) + ",\"share_error_bound\":" +
+                   json_number(own.error_bound) + ",\"max_over_mean\":" + json_number(l.max_over_mean) +
+                   ",\"min_over_mean\":" + json_number(l.min_over_mean) + ",\"cv\":" + json_number(l.cv) +
+                   ",\"nodes\":" + json_array(rows) + "}\n";
+        }
+        std::vector<std::vector<std::string>> rows{{"node", "weight", "share", "keys", "keys/mean"}};
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            char ratio[32];
+            std::snprintf(ratio, sizeof ratio, "%.4f", static_cast<double>(l.keys[i]) / mean);
+            rows.push_back({s.nodes()[i].id, json_number(s.nodes()[i].weight), percent(own.share[i]),
+                            std::to_string(l.keys[i]), ratio});
+        }
+        char summary[160];
+        std::snprintf(summary, sizeof summary, "max/mean %.4f  min/mean %.4f  cv %.4f", l.max_over_mean, l.min_over_mean, l.cv);
+        std::string bound = own.method == keyplace::share_method::sampled ? " (within " + percent(own.error_bound) + ")" : "";
+        return "strategy " + opt.required("strategy") + ": " + std::to_string(s.size()) + " nodes; share: " +
+               method_name(own.method) + bound + "; keys: \"key-0\" ... \"key-" + std::to_string(count - 1) + "\"\n" +
+               text_table(rows) + "\n" + summary + "\n";
     });
 }
 
@@ -444,16 +663,23 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
             return exit_ok;
         }
         std::string result;
+        static constexpr std::string_view json_flag[] = {"json"};
         if (command == "hash") {
             static constexpr std::string_view valued[] = {"function"};
-            result = cmd_hash(options(rest, valued, {}), in);
+            result = cmd_hash(options(rest, valued, json_flag), in);
         } else if (command == "locate") {
             static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size",
                                                           "replicas", "spread", "on-shortfall"};
-            static constexpr std::string_view flags[] = {"prehashed"};
+            static constexpr std::string_view flags[] = {"prehashed", "json"};
             result = cmd_locate(options(rest, valued, flags), in);
+        } else if (command == "diff") {
+            static constexpr std::string_view valued[] = {"strategy", "before", "after", "keys", "vnodes", "table-size"};
+            result = cmd_diff(options(rest, valued, json_flag));
+        } else if (command == "stats") {
+            static constexpr std::string_view valued[] = {"strategy", "nodes", "keys", "vnodes", "table-size"};
+            result = cmd_stats(options(rest, valued, json_flag));
         } else {
-            usage_error("unknown command " + quote(command) + " (known: hash, locate)");
+            usage_error("unknown command " + quote(command) + " (known: hash, locate, diff, stats)");
         }
         out << result;
         out.flush();
