@@ -1,12 +1,13 @@
-// keyplace demo: what going from 10 to 11 nodes does to 200,000 keys under modulo placement
-// and under the ring, and how evenly the ring spreads keys for a few vnode counts.
+// keyplace demo: every strategy side by side on one join (10 -> 11 nodes) and one leave
+// (10 -> 9), over 200,000 keys: what moved against the minimum any scheme must move, what
+// moved between nodes that stayed, and how evenly keys spread; then the ring's balance
+// against its number of points per node.
 #include <keyplace/keyplace.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -30,33 +31,15 @@ auto key_points() -> std::vector<std::uint64_t> {
     return points;
 }
 
-/// Owner ids of every key, so placements under different memberships compare by id.
 template <class S>
-auto owners(const S& s, const std::vector<std::uint64_t>& points) -> std::vector<std::string> {
-    std::vector<std::string> ids(points.size());
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        ids[i] = s.nodes()[s.pick(points[i]).value].id;
-    }
-    return ids;
-}
-
-struct movement {
-    double moved;          // fraction of keys whose owner changed
-    double between_old;    // fraction that moved between two nodes present before and after
-};
-
-auto compare(const std::vector<std::string>& before, const std::vector<std::string>& after,
-             const std::string& joiner) -> movement {
-    std::size_t moved = 0;
-    std::size_t between_old = 0;
-    for (std::size_t i = 0; i < before.size(); ++i) {
-        if (before[i] != after[i]) {
-            ++moved;
-            between_old += after[i] != joiner ? 1 : 0;
-        }
-    }
-    const auto n = static_cast<double>(before.size());
-    return {static_cast<double>(moved) / n, static_cast<double>(between_old) / n};
+void row(const char* name, const char* lookup, const S& ten, const S& eleven, const S& nine,
+         const std::vector<std::uint64_t>& points) {
+    const auto join = keyplace::movement(ten, eleven, points);
+    const auto leave = keyplace::movement(ten, nine, points);
+    const auto balance = keyplace::load(ten, points);
+    std::printf("  %-18s %7.2f%% %7.2f%% %7.2f%%   %7.2f%% %7.2f%% %7.2f%%   %7.3f   %s\n", name, 100 * join.moved,
+                100 * join.minimum, 100 * join.violations, 100 * leave.moved, 100 * leave.minimum,
+                100 * leave.violations, balance.max_over_mean, lookup);
 }
 
 }  // namespace
@@ -65,47 +48,41 @@ int main() {
     const auto points = key_points();
     const auto ten = make_nodes(10);
     const auto eleven = make_nodes(11);
-    const std::string joiner = "node-10";
+    const auto nine = make_nodes(9);
 
-    std::printf("keyplace demo: 10 -> 11 nodes, %zu keys (\"key-0\" ... \"key-%zu\", XXH3-64)\n\n",
+    std::printf("keyplace demo: one join (10 -> 11 nodes, node-10 added) and one leave (10 -> 9, node-9\n"
+                "removed), %zu keys \"key-0\" ... \"key-%zu\" hashed with XXH3-64\n\n",
                 key_count, key_count - 1);
-    std::printf("  %-20s %8s %10s %14s %18s\n", "placement", "moved", "minimum", "joiner's share",
-                "moved old->old");
-
-    const auto m10 = keyplace::modulo::build(ten);
-    const auto m11 = keyplace::modulo::build(eleven);
-    const auto mm = compare(owners(m10, points), owners(m11, points), joiner);
-    std::printf("  %-20s %7.2f%% %9.2f%% %13.2f%% %17.2f%%\n", "modulo (hash mod N)", 100 * mm.moved,
-                100.0 / 11, 100.0 / 11, 100 * mm.between_old);
-
-    const auto r10 = keyplace::ring::build(ten);
-    const auto r11 = r10.with({joiner});
-    const auto share = keyplace::ownership(r11).share[r11.find(joiner)->value];
-    const auto rm = compare(owners(r10, points), owners(r11, points), joiner);
-    std::printf("  %-20s %7.2f%% %9.2f%% %13.2f%% %17.2f%%\n", "ring (160 vnodes)", 100 * rm.moved,
-                100.0 / 11, 100 * share, 100 * rm.between_old);
-    std::printf("\n  minimum: what any scheme must move, the joiner's fair share 1/11.\n"
-                "  joiner's share: the hash space the joiner actually owns; the ring moves exactly\n"
-                "  the keys in it and nothing between old nodes.\n\n");
+    std::printf("  %-18s %-28s   %-28s   %-7s   %s\n", "", "join", "leave", "balance", "");
+    std::printf("  %-18s %8s %8s %8s   %8s %8s %8s   %7s   %s\n", "strategy", "moved", "minimum", "old->old", "moved",
+                "minimum", "old->old", "max/mean", "lookup");
+    row("modulo (hash % N)", "O(1)", keyplace::modulo::build(ten), keyplace::modulo::build(eleven),
+        keyplace::modulo::build(nine), points);
+    row("ring (160 vnodes)", "O(log points)", keyplace::ring::build(ten), keyplace::ring::build(eleven),
+        keyplace::ring::build(nine), points);
+    row("rendezvous", "O(nodes)", keyplace::rendezvous::build(ten), keyplace::rendezvous::build(eleven),
+        keyplace::rendezvous::build(nine), points);
+    row("jump", "O(log nodes)", keyplace::jump::build(ten), keyplace::jump::build(eleven), keyplace::jump::build(nine),
+        points);
+    row("maglev (65537)", "O(1)", keyplace::maglev::build(ten), keyplace::maglev::build(eleven),
+        keyplace::maglev::build(nine), points);
+    std::printf("\n  moved: keys whose owner changed. minimum: the least any placement must move to reach\n"
+                "  the new shares (half the L1 distance between ownerships; the fair 1/11 = 9.09%% and 1/10\n"
+                "  for an ideally balanced scheme). old->old: keys moved between two nodes present before\n"
+                "  and after, which a consistent scheme never moves. max/mean: the busiest node at 10 nodes.\n\n");
 
     std::printf("ring balance, 10 nodes, %zu keys:\n\n", key_count);
-    std::printf("  %8s %14s %14s %16s %14s\n", "vnodes", "max/mean keys", "min/mean keys",
-                "max/mean space", "~1+sqrt(2lnN/v)");
+    std::printf("  %8s %14s %14s %16s %16s\n", "vnodes", "max/mean keys", "min/mean keys", "max/mean space",
+                "1+sqrt(2lnN/v)");
     for (const std::uint32_t v : {1U, 4U, 16U, 64U, 160U, 256U, 1024U}) {
         const auto r = keyplace::ring::build(ten, {.vnodes = v});
-        std::vector<std::size_t> load(r.size());
-        for (const auto p : points) {
-            ++load[r.pick(p).value];
-        }
-        const double mean = static_cast<double>(key_count) / static_cast<double>(r.size());
-        const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
+        const auto l = keyplace::load(r, points);
         const auto shares = keyplace::ownership(r).share;
         const double max_share = *std::max_element(shares.begin(), shares.end());
-        std::printf("  %8u %14.3f %14.3f %16.3f %14.3f\n", v, static_cast<double>(*hi) / mean,
-                    static_cast<double>(*lo) / mean, max_share * 10.0,
+        std::printf("  %8u %14.3f %14.3f %16.3f %16.3f\n", v, l.max_over_mean, l.min_over_mean, max_share * 10.0,
                     1.0 + std::sqrt(2.0 * std::log(10.0) / v));
     }
-    std::printf("\n  max/mean space: the largest exact share of the hash space over the mean share.\n"
-                "  The last column is the large-v approximation for random points.\n");
+    std::printf("\n  max/mean space: the largest exact share of the hash space over the mean share. The last\n"
+                "  column is the large-v approximation for random points.\n");
     return 0;
 }
