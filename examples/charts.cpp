@@ -117,8 +117,10 @@ void balance_chart(const std::string& dir) {
             double largest = 0;
             const int rings = 4;  // averaged over rings of different ids
             for (int t = 0; t < rings; ++t) {
-                const auto r = keyplace::ring::build(make_nodes(n, "r" + std::to_string(t) + "-"),
-                                                     {.vnodes = static_cast<std::uint32_t>(v)});
+                std::string prefix = "r";  // built in steps: GCC 12 -O3 warns falsely (-Wrestrict) on "r" + s + "-"
+                prefix += std::to_string(t);
+                prefix += '-';
+                const auto r = keyplace::ring::build(make_nodes(n, prefix), {.vnodes = static_cast<std::uint32_t>(v)});
                 const auto share = keyplace::ownership(r).share;
                 largest += *std::max_element(share.begin(), share.end()) * static_cast<double>(n);
             }

@@ -387,6 +387,55 @@ TEST_CASE("ring: equal points are ordered by node index, in build and in derivat
     }
 }
 
+namespace {
+
+// The plain search the prefix index must reproduce exactly.
+template <class R>
+auto plain_entry(const R& r, typename R::point_type p) -> std::size_t {
+    const auto pts = r.points();
+    const auto it = std::lower_bound(pts.begin(), pts.end(), p);
+    return it == pts.end() ? 0 : static_cast<std::size_t>(it - pts.begin());
+}
+
+template <class R>
+auto index_mismatches(const R& r, const std::vector<std::uint64_t>& random) -> std::size_t {
+    using P = typename R::point_type;
+    std::size_t bad = 0;
+    auto check = [&](P p) { bad += r.entry_of(p) != plain_entry(r, p) ? 1 : 0; };
+    for (const auto p : random) {
+        check(static_cast<P>(p));
+    }
+    for (const auto p : r.points()) {  // every exact point, its neighbours
+        check(p);
+        check(static_cast<P>(p - 1));
+        check(static_cast<P>(p + 1));
+    }
+    check(0);  // and the wrap
+    check(std::numeric_limits<P>::max());
+    return bad;
+}
+
+}  // namespace
+
+TEST_CASE("ring: the prefix index returns exactly what the plain search returns", "[ring][property]") {
+    const auto random = random_points(1'000'000, 77);
+    for (const auto& r : {ring::build(make_nodes(10)), ring::build(make_nodes(100)), ring::build(make_nodes(1000), {.vnodes = 16}),
+                          ring::build({{"solo"}}, {.vnodes = 1}), ring::build(make_nodes(3), {.vnodes = 1})}) {
+        INFO(r.size() << " nodes, " << r.points().size() << " points");
+        CHECK(index_mismatches(r, random) == 0);
+    }
+    // Derived rings keep the index right too.
+    const auto grown = ring::build(make_nodes(50)).with({"joiner", 2.0}).without("node-7");
+    CHECK(index_mismatches(grown, random) == 0);
+}
+
+TEST_CASE("ring: the prefix index with 8-bit points, ties and crowded buckets", "[ring]") {
+    const auto random = random_points(100'000, 78);
+    CHECK(index_mismatches(tiny_ring::build(make_nodes(5), {.vnodes = 40}), random) == 0);
+    // 5000 points in 256 values: about 20 a bucket, past the linear scan, with many ties.
+    CHECK(index_mismatches(tiny_ring::build(make_nodes(5), {.vnodes = 1000}), random) == 0);
+}
+
 TEST_CASE("ring: pick_n walks clockwise over distinct nodes", "[ring]") {
     const auto r = ring::build(make_nodes(6), {.vnodes = 8});
     const auto points = random_points(2000, 7);

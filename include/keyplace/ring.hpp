@@ -89,7 +89,8 @@ struct native_ring_traits {
 /// belongs to the first point at or after its hash, wrapping past the last point to the
 /// first. Immutable after build; with()/without() derive new rings.
 ///
-/// Memory: sizeof(point_type) + 4 bytes per point (12 for the native ring), plus the nodes.
+/// Memory: sizeof(point_type) + 4 bytes per point (12 for the native ring), plus a prefix
+/// index of about one byte per point that makes lookups O(1) expected, plus the nodes.
 template <ring_traits Traits>
 class basic_ring {
 public:
@@ -173,8 +174,12 @@ public:
         return node_index{static_cast<std::uint32_t>(i)};
     }
 
+    /// The index into points() of the entry that owns point: the first point >= point, or 0
+    /// past the last point. O(1) expected.
+    [[nodiscard]] auto entry_of(point_type point) const noexcept -> std::size_t { return entry_for(point); }
+
     /// The owner of a hashed key: the first point >= point, wrapping to the first point.
-    /// O(log T).
+    /// O(1) expected (a prefix index and a short scan), O(log T) at worst.
     [[nodiscard]] auto pick(point_type point) const noexcept -> node_index {
         return owners_[entry_for(point)];
     }
@@ -204,9 +209,47 @@ public:
 private:
     basic_ring() = default;
 
+    // The first entry whose point is >= point, wrapping to 0: exactly std::lower_bound's answer,
+    // found through the prefix index. Bucket k of the index holds the points whose top
+    // index_bits_ bits are k; index_[k] is its first entry, so the answer lies in
+    // [index_[k], index_[k + 1]] and that range holds about four points.
     [[nodiscard]] auto entry_for(point_type point) const noexcept -> std::size_t {
-        const auto it = std::lower_bound(points_.begin(), points_.end(), point);
-        return it == points_.end() ? 0 : static_cast<std::size_t>(it - points_.begin());
+        const auto k = static_cast<std::size_t>(point >> index_shift_);
+        std::size_t lo = index_[k];
+        const std::size_t hi = index_[k + 1];
+        if (hi - lo > linear_scan_limit) {
+            lo = static_cast<std::size_t>(std::lower_bound(points_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                           points_.begin() + static_cast<std::ptrdiff_t>(hi), point) -
+                                          points_.begin());
+        } else {
+            while (lo < hi && points_[lo] < point) {
+                ++lo;
+            }
+        }
+        return lo == points_.size() ? 0 : lo;
+    }
+
+    static constexpr std::size_t linear_scan_limit = 16;
+    static constexpr unsigned point_bits = 8 * sizeof(point_type);
+
+    // About one bucket per four points (at least two buckets), so the index costs about one
+    // byte per point.
+    void build_index() {
+        unsigned bits = 1;
+        while (bits < point_bits && (std::size_t{1} << (bits + 2)) < points_.size()) {
+            ++bits;
+        }
+        index_shift_ = point_bits - bits;
+        const std::size_t buckets = std::size_t{1} << bits;
+        index_.assign(buckets + 1, 0);
+        std::size_t at = 0;
+        for (std::size_t k = 0; k < buckets; ++k) {
+            while (at < points_.size() && static_cast<std::size_t>(points_[at] >> index_shift_) < k) {
+                ++at;
+            }
+            index_[k] = static_cast<std::uint32_t>(at);
+        }
+        index_[buckets] = static_cast<std::uint32_t>(points_.size());
     }
 
     static auto check_config(const ring_config& c) -> detail::failure {
@@ -273,6 +316,7 @@ private:
             return a.point != b.point ? a.point < b.point : a.owner < b.owner;
         });
         take_entries(entries);
+        build_index();
         nodes_ = std::move(sorted);
         config_ = config;
         return {};
@@ -335,6 +379,7 @@ private:
         points_ = std::move(points);
         owners_ = std::move(owners);
         config_ = from.config_;
+        build_index();
         return {};
     }
 
@@ -368,12 +413,15 @@ private:
         points_ = std::move(points);
         owners_ = std::move(owners);
         config_ = from.config_;
+        build_index();
         return {};
     }
 
     std::vector<node> nodes_;
     std::vector<point_type> points_;
     std::vector<node_index> owners_;
+    std::vector<std::uint32_t> index_;  // prefix index: first entry of each bucket, plus the end
+    unsigned index_shift_ = 0;
     ring_config config_{};
 };
 
