@@ -6,6 +6,10 @@
 
 #include <benchmark/benchmark.h>
 
+#if defined(KEYPLACE_BENCH_LIBMEMCACHED)
+#include <libmemcached/memcached.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -203,6 +207,26 @@ void maglev_build(benchmark::State& state) {
         benchmark::DoNotOptimize(keyplace::maglev::build(nodes).size());
     }
 }
+
+#if defined(KEYPLACE_BENCH_LIBMEMCACHED)
+// libmemcached 1.1's own weighted ketama (MD5 of the key, 160 points per server): a real peer
+// doing the same job, hashing included. Compare with ring_locate at the same node count.
+void libmemcached_ketama_locate(benchmark::State& state) {
+    memcached_st* memc = memcached_create(nullptr);
+    for (std::int64_t i = 0; i < state.range(0); ++i) {
+        const std::string host = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+        memcached_server_add_with_weight(memc, host.c_str(), 11211, 1);
+    }
+    memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const auto& k = keys()[i++ & (key_count - 1)];
+        benchmark::DoNotOptimize(memcached_generate_hash(memc, k.data(), k.size()));
+    }
+    memcached_free(memc);
+}
+BENCHMARK(libmemcached_ketama_locate)->Arg(10)->Arg(100)->Arg(1000);
+#endif
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <string>
@@ -97,6 +98,23 @@ TEST_CASE("maglev: golden vectors from the independent reference generator", "[m
     }
     CHECK(cases == 6);
     CHECK(checked > 1000);
+}
+
+TEST_CASE("maglev: the division-free remainder equals %", "[maglev]") {
+    const auto xs = random_points(200'000, 12);
+    for (const std::uint64_t d : {1ULL, 2ULL, 3ULL, 7ULL, 101ULL, 65537ULL, 655373ULL, 4294967291ULL, 4294967295ULL}) {
+        const keyplace::detail::fast_mod mod(d);
+        std::size_t bad = 0;
+        for (const auto x : xs) {
+            bad += mod(x) != x % d ? 1 : 0;
+        }
+        const std::uint64_t top = ~std::uint64_t{0};
+        for (const std::uint64_t x : std::initializer_list<std::uint64_t>{0, 1, d - 1, d, d + 1, top, top - 1, (top / d) * d, (top / d) * d - 1}) {
+            bad += mod(x) != x % d ? 1 : 0;
+        }
+        INFO("divisor " << d);
+        CHECK(bad == 0);
+    }
 }
 
 TEST_CASE("maglev: population reproduces the paper's worked example", "[maglev]") {

@@ -3,6 +3,7 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/maglev.hpp>
 #include <keyplace/ring.hpp>
 
 #include <algorithm>
@@ -427,6 +428,15 @@ TEST_CASE("ring: the prefix index returns exactly what the plain search returns"
     // Derived rings keep the index right too.
     const auto grown = ring::build(make_nodes(50)).with({"joiner", 2.0}).without("node-7");
     CHECK(index_mismatches(grown, random) == 0);
+}
+
+TEST_CASE("ring: memory is 12 bytes per point plus about one byte of index", "[ring]") {
+    const auto r = ring::build(make_nodes(100));
+    const double per_point = static_cast<double>(r.memory_bytes()) / static_cast<double>(r.points().size());
+    CHECK(per_point >= 12.0);
+    CHECK(per_point <= 14.0);
+    const auto g = keyplace::maglev::build(make_nodes(100));
+    CHECK(g.memory_bytes() == 65537);
 }
 
 TEST_CASE("ring: the prefix index with 8-bit points, ties and crowded buckets", "[ring]") {

@@ -143,6 +143,10 @@ public:
         const std::size_t i = detail::find_sorted(nodes_, id);
         return i == nodes_.size() ? std::nullopt : std::optional(node_index{static_cast<std::uint32_t>(i)});
     }
+    /// Bytes held by the table (the node list not counted).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return narrow8_.capacity() + narrow16_.capacity() * 2 + wide_.capacity() * 4;
+    }
     /// Bytes per table entry: 1 up to 256 nodes, 2 up to 65536, else 4.
     [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return width_; }
 
@@ -157,7 +161,7 @@ public:
 
     /// entry[point mod M]. O(1).
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
-        return entry(point % config_.table_size);
+        return entry(mod_(point));
     }
 
     /// Distinct nodes from slot point mod M onward, wrapping: min(out.size(), size()) of them.
@@ -174,7 +178,7 @@ public:
     void walk(std::uint64_t point, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
         const std::uint64_t m = config_.table_size;
-        std::uint64_t slot = point % m;
+        std::uint64_t slot = mod_(point);
         for (std::uint64_t step = 0; step < m; ++step) {
             if (!visit(entry(slot))) {
                 return;
@@ -227,11 +231,13 @@ private:
         }
         nodes_ = std::move(sorted);
         config_ = config;
+        mod_ = detail::fast_mod(m);
         return {};
     }
 
     std::vector<node> nodes_;
     maglev_config config_{};
+    detail::fast_mod mod_{};
     std::size_t width_ = 1;
     std::vector<std::uint8_t> narrow8_;
     std::vector<std::uint16_t> narrow16_;

@@ -164,6 +164,11 @@ public:
     [[nodiscard]] auto points() const noexcept -> std::span<const point_type> { return points_; }
     [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return owners_; }
     [[nodiscard]] auto config() const noexcept -> const ring_config& { return config_; }
+    /// Bytes held by the points, owners and prefix index (the node list not counted).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return points_.capacity() * sizeof(point_type) + owners_.capacity() * sizeof(node_index) +
+               index_.capacity() * sizeof(std::uint32_t);
+    }
 
     /// The index of the node with this id, if it is a member. O(log N).
     [[nodiscard]] auto find(std::string_view id) const noexcept -> std::optional<node_index> {

@@ -70,6 +70,43 @@ struct u128 {
 #endif
 }
 
+/// x mod d for 64-bit x and a fixed divisor 1 <= d < 2^32 without a division instruction:
+/// Lemire, Kaser & Kurz, "Faster Remainder by Direct Computation" (2019), with a 128-bit
+/// multiplier. Exact for every x; where the compiler has no 128-bit integers it uses %.
+class fast_mod {
+public:
+    constexpr fast_mod() noexcept = default;
+    constexpr explicit fast_mod(std::uint64_t d) noexcept : d_(d) {
+#if defined(__SIZEOF_INT128__)
+        __extension__ using wide = unsigned __int128;
+        const wide m = ~wide{0} / d + 1;
+        m_hi_ = static_cast<std::uint64_t>(m >> 64);
+        m_lo_ = static_cast<std::uint64_t>(m);
+#endif
+    }
+
+    [[nodiscard]] constexpr auto operator()(std::uint64_t x) const noexcept -> std::uint64_t {
+#if defined(__SIZEOF_INT128__)
+        __extension__ using wide = unsigned __int128;
+        // low = (M * x) mod 2^128, then (low * d) >> 128.
+        const wide lo_product = static_cast<wide>(m_lo_) * x;
+        const std::uint64_t low_lo = static_cast<std::uint64_t>(lo_product);
+        const std::uint64_t low_hi = static_cast<std::uint64_t>(lo_product >> 64) + m_hi_ * x;
+        const wide top = static_cast<wide>(low_hi) * d_ + ((static_cast<wide>(low_lo) * d_) >> 64);
+        return static_cast<std::uint64_t>(top >> 64);
+#else
+        return x % d_;
+#endif
+    }
+
+    [[nodiscard]] constexpr auto divisor() const noexcept -> std::uint64_t { return d_; }
+
+private:
+    std::uint64_t d_ = 1;
+    std::uint64_t m_hi_ = 0;
+    std::uint64_t m_lo_ = 0;
+};
+
 /// The value whose in-memory bytes are v's little-endian bytes.
 [[nodiscard]] constexpr auto to_le64(std::uint64_t v) noexcept -> std::uint64_t {
     if constexpr (std::endian::native == std::endian::little) {
