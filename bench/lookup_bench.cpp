@@ -225,7 +225,8 @@ void libmemcached_ketama_locate(benchmark::State& state) {
     }
     memcached_free(memc);
 }
-BENCHMARK(libmemcached_ketama_locate)->Arg(10)->Arg(100)->Arg(1000);
+// libmemcached 1.1 asserts above 100 servers (MEMCACHED_CONTINUUM_SIZE).
+BENCHMARK(libmemcached_ketama_locate)->Arg(10)->Arg(100);
 #endif
 
 }  // namespace
