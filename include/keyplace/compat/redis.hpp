@@ -1,0 +1,184 @@
+// keyplace — which node owns a key. Redis Cluster placement: CRC16/XMODEM of the key (or of its
+// hash tag) modulo 16384 slots, and a slot map from slot ranges to nodes, as the Redis server
+// computes it (src/cluster.c keyHashSlot; redis.io cluster specification).
+#ifndef KEYPLACE_COMPAT_REDIS_HPP_INCLUDED
+#define KEYPLACE_COMPAT_REDIS_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace detail {
+[[nodiscard]] constexpr auto crc16_xmodem_update(std::uint16_t crc, unsigned char byte) noexcept -> std::uint16_t {
+    crc = static_cast<std::uint16_t>(crc ^ (static_cast<std::uint16_t>(byte) << 8));
+    for (int bit = 0; bit < 8; ++bit) {
+        crc = static_cast<std::uint16_t>((crc & 0x8000U) != 0 ? (crc << 1) ^ 0x1021U : crc << 1);
+    }
+    return crc;
+}
+}  // namespace detail
+
+namespace compat {
+
+/// Redis Cluster's slot count.
+inline constexpr std::size_t redis_slot_count = 16384;
+
+
+/// CRC-16/XMODEM: polynomial 0x1021, initial value 0, no reflection, no final xor
+/// (CRC16("123456789") = 0x31C3). Redis uses it for slots.
+[[nodiscard]] constexpr auto crc16_xmodem(std::string_view bytes) noexcept -> std::uint16_t {
+    std::uint16_t crc = 0;
+    for (const char c : bytes) {
+        crc = keyplace::detail::crc16_xmodem_update(crc, static_cast<unsigned char>(c));
+    }
+    return crc;
+}
+
+/// The bytes Redis hashes for a key: between the first '{' and the first '}' after it, when
+/// that part is not empty; otherwise the whole key ("foo{}{bar}" hashes whole, "foo{{bar}}zap"
+/// hashes "{bar", "foo{bar}{zap}" hashes "bar").
+[[nodiscard]] constexpr auto redis_hash_tag(std::string_view key) noexcept -> std::string_view {
+    const auto open = key.find('{');
+    if (open == std::string_view::npos) {
+        return key;
+    }
+    const auto close = key.find('}', open + 1);
+    if (close == std::string_view::npos || close == open + 1) {
+        return key;
+    }
+    return key.substr(open + 1, close - open - 1);
+}
+
+/// The slot of a key, 0..16383.
+[[nodiscard]] constexpr auto redis_slot(std::string_view key) noexcept -> std::uint16_t {
+    return static_cast<std::uint16_t>(crc16_xmodem(redis_hash_tag(key)) & (redis_slot_count - 1));
+}
+
+/// The key hash of redis_cluster: a key's "point" is its slot.
+struct redis_slot_hash {
+    [[nodiscard]] auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint64_t {
+        return redis_slot(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    }
+};
+
+/// A slot range [first, last] owned by one node (Redis's CLUSTER SLOTS rows).
+struct slot_range {
+    std::uint16_t first;
+    std::uint16_t last;
+    std::string node_id;
+};
+
+/// Redis Cluster placement: a 16384-entry slot map. pick(point) takes a slot (only the low 14
+/// bits are used); locate(s, key) hashes the key to its slot as the server does.
+class redis_cluster {
+public:
+    using key_hash = redis_slot_hash;
+
+    /// A slot map from explicit ranges covering every slot exactly once. Throws keyplace::error
+    /// (errc::invalid_argument) naming the slot that is uncovered, covered twice, or out of
+    /// range, or the node id a range names that is not in nodes; and the usual node errors.
+    [[nodiscard]] static auto build(std::span<const node> nodes, std::span<const slot_range> ranges)
+        -> redis_cluster {
+        redis_cluster c;
+        if (auto f = c.assign(nodes, ranges)) {
+            detail::throw_error(std::move(f));
+        }
+        return c;
+    }
+
+    /// Slots split evenly in node-id order: node i of N gets [floor(i * 16384 / N),
+    /// floor((i + 1) * 16384 / N) - 1]. This is not `redis-cli --cluster create`'s split (it
+    /// rounds single-precision running sums: 0-5460, 5461-10922, 10923-16383 for three masters);
+    /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges.
+    [[nodiscard]] static auto build_even(std::span<const node> nodes) -> redis_cluster {
+        std::vector<node> sorted;
+        if (auto f = detail::sorted_membership(nodes, sorted)) {
+            detail::throw_error(std::move(f));
+        }
+        if (sorted.size() > redis_slot_count) {
+            detail::throw_error(detail::fail(errc::invalid_argument, std::to_string(sorted.size()) +
+                                                                         " nodes for 16384 slots"));
+        }
+        std::vector<slot_range> ranges;
+        const std::size_t n = sorted.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            ranges.push_back({static_cast<std::uint16_t>(i * redis_slot_count / n),
+                              static_cast<std::uint16_t>((i + 1) * redis_slot_count / n - 1), sorted[i].id});
+        }
+        return build(sorted, ranges);
+    }
+
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
+    [[nodiscard]] auto pick(std::uint64_t slot) const noexcept -> node_index {
+        return owner_[static_cast<std::size_t>(slot & (redis_slot_count - 1))];
+    }
+
+private:
+    redis_cluster() = default;
+
+    auto assign(std::span<const node> input, std::span<const slot_range> ranges) -> detail::failure {
+        std::vector<node> sorted;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        constexpr std::uint32_t unset = 0xffffffffU;
+        std::vector<std::uint32_t> owner(redis_slot_count, unset);
+        for (const auto& r : ranges) {
+            if (r.first > r.last || r.last >= redis_slot_count) {
+                return detail::fail(errc::invalid_argument, "slot range " + std::to_string(r.first) + "-" +
+                                                                std::to_string(r.last) + " is not within 0-16383");
+            }
+            const std::size_t i = detail::find_sorted(sorted, r.node_id);
+            if (i == sorted.size()) {
+                return detail::fail(errc::unknown_id, "slot range " + std::to_string(r.first) + "-" +
+                                                          std::to_string(r.last) + " names node " +
+                                                          detail::quote(r.node_id) + ", which is not a member");
+            }
+            for (std::size_t s = r.first; s <= r.last; ++s) {
+                if (owner[s] != unset) {
+                    return detail::fail(errc::invalid_argument,
+                                        "slot " + std::to_string(s) + " is assigned twice (" +
+                                            detail::quote(sorted[owner[s]].id) + " and " + detail::quote(r.node_id) + ")");
+                }
+                owner[s] = static_cast<std::uint32_t>(i);
+            }
+        }
+        for (std::size_t s = 0; s < redis_slot_count; ++s) {
+            if (owner[s] == unset) {
+                return detail::fail(errc::invalid_argument, "slot " + std::to_string(s) + " is not assigned to any node");
+            }
+        }
+        nodes_ = std::move(sorted);
+        owner_.resize(redis_slot_count);
+        for (std::size_t s = 0; s < redis_slot_count; ++s) {
+            owner_[s] = node_index{owner[s]};
+        }
+        return {};
+    }
+
+    std::vector<node> nodes_;
+    std::vector<node_index> owner_;
+};
+
+static_assert(placement_strategy<redis_cluster>);
+
+}  // namespace compat
+KEYPLACE_NAMESPACE_END
+
+#endif
