@@ -13,6 +13,7 @@
 #include <keyplace/node.hpp>
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
+#include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
 #include <keyplace/version.hpp>
