@@ -25,11 +25,11 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 [[nodiscard]] constexpr auto crc16_xmodem_update(std::uint16_t crc, unsigned char byte) noexcept -> std::uint16_t {
-    crc = static_cast<std::uint16_t>(crc ^ (static_cast<std::uint16_t>(byte) << 8));
+    unsigned c = crc ^ (static_cast<unsigned>(byte) << 8U);
     for (int bit = 0; bit < 8; ++bit) {
-        crc = static_cast<std::uint16_t>((crc & 0x8000U) != 0 ? (crc << 1) ^ 0x1021U : crc << 1);
+        c = (c & 0x8000U) != 0 ? (c << 1U) ^ 0x1021U : c << 1U;
     }
-    return crc;
+    return static_cast<std::uint16_t>(c & 0xffffU);
 }
 }  // namespace detail
 
