@@ -58,6 +58,10 @@ TEST_CASE("cli: hash prints one xxhsum-style digest per line", "[cli]") {
     CHECK(run_cli({"hash", "--function", "xxh3"}, "abc\r\n").out != "78af5f94892f3950\n");
     CHECK(run_cli({"hash", "--function", "xxh3"}, "").out.empty());
     CHECK(run_cli({"hash", "--function", "xxh3"}, "\n").out == "2d06800538d394c2\n");
+    // reference/algorithms.md §8 and §7.1.
+    CHECK(run_cli({"hash", "--function", "crc16-redis"}, "somekey\nfoo{hash_tag}\n\n").out == "11058\n2515\n0\n");
+    CHECK(run_cli({"hash", "--function", "murmur3-cassandra"}, "hello\ncassandra\n\n").out ==
+          "-3758069500696749310\n356242581507269238\n-9223372036854775808\n");
 }
 
 TEST_CASE("cli: locate on the ring agrees with the golden vectors", "[cli]") {

@@ -32,7 +32,9 @@ inline constexpr int exit_usage = 2;
 
 inline constexpr std::string_view usage_text =
     "usage:\n"
-    "  keyplace-cli hash --function xxh3|xxh64\n"
+    "  keyplace-cli hash --function xxh3|xxh64|crc16-redis|murmur3-cassandra\n"
+    "      xxh3/xxh64: 16 hex digits; crc16-redis: the Redis Cluster slot; murmur3-cassandra:\n"
+    "      the signed Murmur3Partitioner token of the line's bytes (a text key)\n"
     "  keyplace-cli locate --strategy S --nodes SPEC [--vnodes V] [--table-size M] [--prehashed]\n"
     "      S: ring (--vnodes, default 160), rendezvous, jump, jump-guava (nodes in bucket\n"
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
@@ -337,14 +339,20 @@ inline auto percent(double f) -> std::string {
 
 inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
     const std::string fn = opt.required("function");
-    if (fn != "xxh3" && fn != "xxh64") {
-        usage_error("unknown hash function " + quote(fn) + " (known: xxh3, xxh64)");
+    if (fn != "xxh3" && fn != "xxh64" && fn != "crc16-redis" && fn != "murmur3-cassandra") {
+        usage_error("unknown hash function " + quote(fn) + " (known: xxh3, xxh64, crc16-redis, murmur3-cassandra)");
     }
     std::vector<std::string> digests;
     for (const auto& k : read_keys(in)) {
-        std::string hex;
-        append_hex64(hex, fn == "xxh3" ? keyplace::xxh3{}(std::string_view(k)) : keyplace::xxh64{}(std::string_view(k)));
-        digests.push_back(hex);
+        std::string digest;
+        if (fn == "crc16-redis") {
+            digest = std::to_string(keyplace::compat::redis_slot(k));  // the slot, decimal
+        } else if (fn == "murmur3-cassandra") {
+            digest = std::to_string(keyplace::compat::cassandra_token(keyplace::key_bytes(std::string_view(k))));
+        } else {
+            append_hex64(digest, fn == "xxh3" ? keyplace::xxh3{}(std::string_view(k)) : keyplace::xxh64{}(std::string_view(k)));
+        }
+        digests.push_back(digest);
     }
     std::string out;
     if (opt.has("json")) {
