@@ -4,16 +4,23 @@
 #ifndef KEYPLACE_COMPAT_CASSANDRA_HPP_INCLUDED
 #define KEYPLACE_COMPAT_CASSANDRA_HPP_INCLUDED
 
+#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
@@ -28,6 +35,10 @@ namespace detail {
     k *= 0xc4ceb9fe1a85ec53ULL;
     k ^= k >> 33;
     return k;
+}
+/// The value of a hex digit, or -1.
+[[nodiscard]] constexpr auto hex_digit(char c) noexcept -> int {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 }  // namespace detail
 
@@ -174,7 +185,7 @@ namespace cql {
             continue;
         }
         const char c = s[i];
-        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        const int v = keyplace::detail::hex_digit(c);
         if (v < 0) {
             return std::nullopt;
         }
@@ -187,8 +198,39 @@ namespace cql {
     }
     return out;
 }
+/// blob: the bytes as given.
+[[nodiscard]] inline auto blob(std::span<const std::byte> bytes) -> std::vector<std::byte> {
+    return {bytes.begin(), bytes.end()};
+}
+/// blob from CQL's literal form "0x..." (hex digits, either case, even count); nothing if the
+/// text is not one.
+[[nodiscard]] inline auto blob(std::string_view literal) -> std::optional<std::vector<std::byte>> {
+    if (literal.size() < 2 || literal[0] != '0' || (literal[1] != 'x' && literal[1] != 'X') || literal.size() % 2 != 0) {
+        return std::nullopt;
+    }
+    std::vector<std::byte> out;
+    for (std::size_t i = 2; i < literal.size(); i += 2) {
+        const int hi = keyplace::detail::hex_digit(literal[i]);
+        const int lo = keyplace::detail::hex_digit(literal[i + 1]);
+        if (hi < 0 || lo < 0) {
+            return std::nullopt;
+        }
+        out.push_back(static_cast<std::byte>(hi * 16 + lo));
+    }
+    return out;
+}
+/// The longest component of a composite key, in bytes (its length is a uint16).
+inline constexpr std::size_t composite_component_limit = 65535;
 /// A composite partition key: each component as [uint16 big-endian length][bytes][0x00].
+/// Throws keyplace::error (invalid_argument) naming a component longer than 65535 bytes.
 [[nodiscard]] inline auto composite(std::span<const std::vector<std::byte>> components) -> std::vector<std::byte> {
+    for (std::size_t i = 0; i < components.size(); ++i) {
+        if (components[i].size() > composite_component_limit) {
+            keyplace::detail::throw_error(keyplace::detail::fail(
+                errc::invalid_argument, "composite key component " + std::to_string(i) + " is " +
+                                            std::to_string(components[i].size()) + " bytes; the limit is 65535"));
+        }
+    }
     std::vector<std::byte> out;
     for (const auto& c : components) {
         out.push_back(static_cast<std::byte>((c.size() >> 8) & 0xffU));
@@ -200,6 +242,262 @@ namespace cql {
 }
 
 }  // namespace cql
+
+/// The Murmur3Partitioner as a key hash: the token of the key's serialized bytes, carried as its
+/// two's-complement bits (cassandra_ring converts them back). Keys must be serialized as
+/// Cassandra serializes them (namespace cql); a string is hashed as text.
+struct murmur3_partitioner {
+    [[nodiscard]] auto operator()(std::span<const std::byte> key) const noexcept -> std::uint64_t {
+        return static_cast<std::uint64_t>(cassandra_token(key));
+    }
+    [[nodiscard]] auto operator()(std::string_view key) const noexcept -> std::uint64_t {
+        return (*this)(std::as_bytes(std::span<const char>(key.data(), key.size())));
+    }
+};
+
+/// A Cassandra node: its tokens and where the snitch puts it. The defaults are the names
+/// Cassandra's SimpleSnitch reports.
+struct cassandra_endpoint {
+    std::string id;
+    std::vector<std::int64_t> tokens;
+    std::string dc = "datacenter1";
+    std::string rack = "rack1";
+};
+
+/// A datacenter's replication factor under NetworkTopologyStrategy.
+struct dc_replication {
+    std::string dc;
+    std::uint32_t rf = 0;
+};
+
+class cassandra_ring;
+
+/// NetworkTopologyStrategy options validated against one cassandra_ring (see
+/// cassandra_ring::network_topology). Holds, by datacenter, the replicas to place and the rack
+/// repeats allowed.
+class nts_replication {
+public:
+    /// How many replicas a key gets: the sum over datacenters of min(rf, nodes in it).
+    [[nodiscard]] auto replica_count() const noexcept -> std::size_t { return total_; }
+
+private:
+    friend class cassandra_ring;
+    std::vector<std::uint32_t> wanted_;   // min(rf, nodes) per datacenter; 0 = not replicated
+    std::vector<std::int64_t> repeats_;   // rf - racks per datacenter (may be negative)
+    std::size_t total_ = 0;
+};
+
+/// A Cassandra token ring over explicit signed 64-bit tokens: a token owns (previous token,
+/// token]; a key's primary replica is the node of the first token >= the key's token, wrapping
+/// to the smallest token (TokenMetadata.firstTokenIndex). Nodes keep the order given; tokens
+/// must be distinct across the ring, as Cassandra requires. SimpleStrategy and
+/// NetworkTopologyStrategy list replicas as Cassandra 4.0-5.0 walk the ring (single pass;
+/// transient replicas are not modelled).
+class cassandra_ring {
+    using ring_type = point_ring<std::int64_t, murmur3_partitioner>;
+
+public:
+    using key_hash = murmur3_partitioner;
+
+    /// Builds the ring. Throws keyplace::error: no endpoints, an empty or duplicate id, an
+    /// endpoint without tokens, a token owned twice (naming it and both owners), an empty
+    /// datacenter or rack name.
+    [[nodiscard]] static auto build(std::span<const cassandra_endpoint> endpoints) -> cassandra_ring {
+        std::vector<node> nodes;
+        std::vector<ring_type::entry> points;
+        if (auto f = prepare(endpoints, nodes, points)) {
+            detail::throw_error(std::move(f));
+        }
+        return cassandra_ring(endpoints, ring_type::build(nodes, std::move(points)));
+    }
+    [[nodiscard]] static auto build(std::initializer_list<cassandra_endpoint> endpoints) -> cassandra_ring {
+        return build(std::span<const cassandra_endpoint>(endpoints.begin(), endpoints.size()));
+    }
+    /// As build(), reporting failure through ec (and an empty optional) instead of throwing.
+    [[nodiscard]] static auto try_build(std::span<const cassandra_endpoint> endpoints, std::error_code& ec)
+        -> std::optional<cassandra_ring> {
+        std::vector<node> nodes;
+        std::vector<ring_type::entry> points;
+        if (auto f = prepare(endpoints, nodes, points)) {
+            ec = make_error_code(f.code);
+            return std::nullopt;
+        }
+        auto ring = ring_type::try_build(nodes, std::move(points), ec);
+        if (!ring) {
+            return std::nullopt;
+        }
+        return cassandra_ring(endpoints, std::move(*ring));
+    }
+
+    /// The nodes in the order given; where.region is the datacenter, where.rack the rack.
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return ring_.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return ring_.nodes(); }
+    /// The sorted tokens and, index for index, their owners.
+    [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return ring_.points(); }
+    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
+
+    /// The primary replica of a token: the owner of the first token >= it, wrapping.
+    [[nodiscard]] auto primary(std::int64_t token) const noexcept -> node_index {
+        return ring_.pick(static_cast<std::uint64_t>(token));
+    }
+    /// The primary replica of a key's token bits (murmur3_partitioner's output).
+    [[nodiscard]] auto pick(std::uint64_t token_bits) const noexcept -> node_index { return ring_.pick(token_bits); }
+    /// SimpleStrategy: distinct owners clockwise from the primary. Writes min(out.size(), size())
+    /// indices and returns that count; out.size() is the replication factor.
+    [[nodiscard]] auto pick_n(std::uint64_t token_bits, std::span<node_index> out) const noexcept -> std::size_t {
+        return ring_.pick_n(token_bits, out);
+    }
+    template <class Visit>
+    void walk(std::uint64_t token_bits, Visit&& visit) const noexcept {
+        ring_.walk(token_bits, std::forward<Visit>(visit));
+    }
+
+    /// SimpleStrategy with replication factor rf: writes min(rf, out.size(), size()) replicas.
+    [[nodiscard]] auto simple_strategy(std::int64_t token, std::uint32_t rf, std::span<node_index> out) const noexcept
+        -> std::size_t {
+        return ring_.pick_n(static_cast<std::uint64_t>(token), out.first(std::min<std::size_t>(out.size(), rf)));
+    }
+
+    /// Validates NetworkTopologyStrategy options for this ring. Throws keyplace::error on an
+    /// empty or unknown datacenter name or one named twice (Cassandra 4.0+ rejects unknown
+    /// names too). A datacenter with rf 0 gets no replicas.
+    [[nodiscard]] auto network_topology(std::span<const dc_replication> options) const -> nts_replication {
+        nts_replication plan;
+        plan.wanted_.assign(dc_names_.size(), 0);
+        plan.repeats_.assign(dc_names_.size(), 0);
+        std::vector<bool> named(dc_names_.size(), false);
+        for (const dc_replication& o : options) {
+            const auto it = std::find(dc_names_.begin(), dc_names_.end(), o.dc);
+            if (it == dc_names_.end()) {
+                detail::throw_error(detail::fail(errc::unknown_id, "datacenter " + detail::quote(o.dc) +
+                                                                       " has no node in the ring"));
+            }
+            const auto d = static_cast<std::size_t>(it - dc_names_.begin());
+            if (named[d]) {
+                detail::throw_error(detail::fail(errc::invalid_argument, "datacenter " + detail::quote(o.dc) +
+                                                                             " is named twice"));
+            }
+            named[d] = true;
+            plan.wanted_[d] = std::min(o.rf, dc_nodes_[d]);
+            plan.repeats_[d] = static_cast<std::int64_t>(o.rf) - static_cast<std::int64_t>(dc_racks_[d]);
+            plan.total_ += plan.wanted_[d];
+        }
+        return plan;
+    }
+    [[nodiscard]] auto network_topology(std::initializer_list<dc_replication> options) const -> nts_replication {
+        return network_topology(std::span<const dc_replication>(options.begin(), options.size()));
+    }
+
+    /// NetworkTopologyStrategy replicas of a token, in Cassandra's order (the first is the
+    /// primary): one walk clockwise from the token; in each datacenter a node on a rack not yet
+    /// used is taken, a node on a used rack only while rf - racks repeats remain; a datacenter
+    /// is done at min(rf, nodes) replicas. Writes at most out.size() and returns the count;
+    /// plan must come from this ring (or a copy of it).
+    [[nodiscard]] auto network_topology_replicas(std::int64_t token, const nts_replication& plan,
+                                                 std::span<node_index> out) const noexcept -> std::size_t {
+        const std::size_t want = std::min(out.size(), plan.total_);
+        std::size_t got = 0;
+        if (want == 0 || plan.wanted_.size() != dc_names_.size()) {
+            return 0;
+        }
+        ring_.walk(static_cast<std::uint64_t>(token), [&](node_index n) noexcept {
+            const std::uint32_t d = node_dc_[n.value];
+            const auto taken = out.first(got);
+            std::uint32_t in_dc = 0;
+            std::uint32_t racks_used = 0;
+            bool rack_seen = false;
+            for (std::size_t i = 0; i < got; ++i) {
+                const node_index t = taken[i];
+                if (t == n) {
+                    return true;  // a node is never repeated
+                }
+                if (node_dc_[t.value] != d) {
+                    continue;
+                }
+                ++in_dc;
+                bool first_of_rack = true;
+                for (std::size_t j = 0; j < i; ++j) {
+                    first_of_rack = first_of_rack && node_rack_[taken[j].value] != node_rack_[t.value];
+                }
+                racks_used += first_of_rack ? 1U : 0U;
+                rack_seen = rack_seen || node_rack_[t.value] == node_rack_[n.value];
+            }
+            if (in_dc >= plan.wanted_[d]) {
+                return true;  // datacenter done, or not replicated
+            }
+            // Rack repeats taken so far are the replicas beyond the first of each rack.
+            const auto repeats_left = plan.repeats_[d] - static_cast<std::int64_t>(in_dc - racks_used);
+            if (!rack_seen || repeats_left > 0) {
+                out[got++] = n;
+            }
+            return got < want;
+        });
+        return got;
+    }
+
+private:
+    cassandra_ring(std::span<const cassandra_endpoint> endpoints, ring_type ring) : ring_(std::move(ring)) {
+        std::vector<std::pair<std::string, std::string>> racks;
+        for (const cassandra_endpoint& e : endpoints) {
+            auto d = std::find(dc_names_.begin(), dc_names_.end(), e.dc);
+            if (d == dc_names_.end()) {
+                dc_names_.push_back(e.dc);
+                dc_nodes_.push_back(0);
+                dc_racks_.push_back(0);
+                d = dc_names_.end() - 1;
+            }
+            const auto di = static_cast<std::size_t>(d - dc_names_.begin());
+            ++dc_nodes_[di];
+            const std::pair<std::string, std::string> where{e.dc, e.rack};
+            auto r = std::find(racks.begin(), racks.end(), where);
+            if (r == racks.end()) {
+                racks.push_back(where);
+                ++dc_racks_[di];
+                r = racks.end() - 1;
+            }
+            node_dc_.push_back(static_cast<std::uint32_t>(di));
+            node_rack_.push_back(static_cast<std::uint32_t>(r - racks.begin()));
+        }
+    }
+
+    static auto prepare(std::span<const cassandra_endpoint> endpoints, std::vector<node>& nodes,
+                        std::vector<ring_type::entry>& points) -> detail::failure {
+        for (std::size_t i = 0; i < endpoints.size(); ++i) {
+            const cassandra_endpoint& e = endpoints[i];
+            if (e.tokens.empty()) {
+                return detail::fail(errc::invalid_argument, "node " + detail::quote(e.id) + " has no tokens");
+            }
+            if (e.dc.empty() || e.rack.empty()) {
+                return detail::fail(errc::invalid_argument,
+                                    "node " + detail::quote(e.id) + " has an empty " + (e.dc.empty() ? "datacenter" : "rack") + " name");
+            }
+            nodes.push_back(node{e.id, 1.0, location{e.dc, {}, e.rack}});
+            for (const std::int64_t t : e.tokens) {
+                points.push_back(ring_type::entry{t, static_cast<std::uint32_t>(i)});
+            }
+        }
+        std::vector<ring_type::entry> sorted = points;
+        std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+            return a.point != b.point ? a.point < b.point : a.owner < b.owner;
+        });
+        for (std::size_t i = 1; i < sorted.size(); ++i) {
+            if (sorted[i].point == sorted[i - 1].point) {
+                return detail::fail(errc::invalid_argument,
+                                    "token " + std::to_string(sorted[i].point) + " is owned by both " +
+                                        detail::quote(endpoints[sorted[i - 1].owner].id) + " and " +
+                                        detail::quote(endpoints[sorted[i].owner].id));
+            }
+        }
+        return {};
+    }
+
+    ring_type ring_;
+    std::vector<std::string> dc_names_;
+    std::vector<std::uint32_t> dc_nodes_;
+    std::vector<std::uint32_t> dc_racks_;
+    std::vector<std::uint32_t> node_dc_;
+    std::vector<std::uint32_t> node_rack_;
+};
 }  // namespace compat
 KEYPLACE_NAMESPACE_END
 
