@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -161,4 +162,26 @@ TEST_CASE("jump: bad input is rejected with an error naming it, nothing changes"
     CHECK(ec == errc::invalid_weight);
     CHECK(j.size() == 2);
     CHECK(j.nodes()[1].id == "b");
+}
+
+TEST_CASE("jump: Guava's consistentHash(HashCode, int) pads the code to a long", "[jump][golden]") {
+    // tests/golden/guava_hashcode_31.1.txt comes from Guava's own jar (GuavaHashCodeVectors.java):
+    // 16-byte murmur3_128 codes, 4-byte murmur3_32 codes (zero-extended), 1- to 8-byte codes.
+    const auto rows = golden_records("guava_hashcode_31.1.txt");
+    REQUIRE(rows.size() == 60);
+    for (const auto& r : rows) {
+        const auto bytes = unhex(r[0]);
+        const auto code = std::as_bytes(std::span<const char>(bytes.data(), bytes.size()));
+        INFO("hash code " << r[0] << " buckets " << r[1]);
+        CHECK(keyplace::guava_consistent_hash(code, static_cast<std::int32_t>(parse_u64(r[1]))) ==
+              static_cast<std::int32_t>(parse_u64(r[2])));
+    }
+    // murmur3_128("hello") prints 029bbd41b3a7d8cb...: padToLong is h1 = 0xcbd8a7b341bd9b02 (§7.1).
+    const auto hello = unhex("029bbd41b3a7d8cb191dae486a901e5b");
+    CHECK(static_cast<std::uint64_t>(keyplace::guava_pad_to_long(
+              std::as_bytes(std::span<const char>(hello.data(), hello.size())))) == 0xcbd8a7b341bd9b02ULL);
+    const auto four = unhex("ffffffff");
+    CHECK(keyplace::guava_pad_to_long(std::as_bytes(std::span<const char>(four.data(), four.size()))) ==
+          0xffffffffLL);  // zero-extended, not sign-extended
+    CHECK(keyplace::guava_pad_to_long(std::span<const std::byte>()) == 0);
 }

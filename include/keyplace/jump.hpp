@@ -81,6 +81,25 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
     }
 }
 
+/// Guava's HashCode.padToLong(): the first min(8, size) bytes of a hash code, little-endian,
+/// zero-extended (a 4-byte code such as murmur3_32's becomes its unsigned value). A Guava
+/// HashCode always holds at least one byte; an empty span gives 0.
+[[nodiscard]] constexpr auto guava_pad_to_long(std::span<const std::byte> hash_code) noexcept -> std::int64_t {
+    std::uint64_t v = 0;
+    const std::size_t n = hash_code.size() < 8 ? hash_code.size() : 8;
+    for (std::size_t i = 0; i < n; ++i) {
+        v |= static_cast<std::uint64_t>(hash_code[i]) << (8 * i);
+    }
+    return static_cast<std::int64_t>(v);
+}
+
+/// Guava's Hashing.consistentHash(HashCode, int buckets): the bytes of the hash code (as
+/// HashCode.asBytes() gives them) through padToLong(). buckets must be >= 1.
+[[nodiscard]] inline auto guava_consistent_hash(std::span<const std::byte> hash_code, std::int32_t buckets) noexcept
+    -> std::int32_t {
+    return guava_consistent_hash(guava_pad_to_long(hash_code), buckets);
+}
+
 /// Which jump function a basic_jump uses.
 enum class jump_form {
     paper,  ///< Lamping & Veach's reference code
