@@ -302,3 +302,49 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
     CHECK(help.status == 0);
     CHECK_THAT(help.out, Catch::Matchers::Contains("usage:"));
 }
+
+TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopologyStrategy", "[cli][cassandra]") {
+    // "hello" has token -3758069500696749310 (reference/algorithms.md §7.1).
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", "low=-4000000000000000000,high=0"}, "hello\n").out ==
+          "high\n");
+    // The ring of the hand-worked NetworkTopologyStrategy case in cassandra_test.cpp.
+    const std::string ring = "n1=0;30@dc1/r1,n2=10@dc1/r1,n3=20@dc1/r2,n4=5@dc2/r1,n5=15@dc2/r1";
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "dc1:3,dc2:2"},
+                  "-1\n12\n")
+              .out == "n1,n4,n2,n5,n3\nn5,n3,n1,n4,n2\n");
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "3"}, "-1\n").out ==
+          "n1,n4,n2\n");
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "2", "--json"},
+                  "-1\n")
+              .out == "{\"replicas\":[[\"n1\",\"n4\"]]}\n");
+    const auto file = temp_file("keyplace_cli_cassandra.txt", "# tokens\nlow=-4000000000000000000@dc1/r1\nhigh=0@dc1\n");
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", "@" + file}, "hello\n").out == "high\n");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1;x"}, "k\n"), 1, "token 'x' of node 'a'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a"}, "k\n"), 1, "'a' has no tokens");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1@dc/r/x"}, "k\n"), 1, "'dc/r/x' is not DC or DC/RACK");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1,b=1"}, "k\n"), 1,
+                   "token 1 is owned by both 'a' and 'b'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc9:2"}, "k\n"), 1,
+                   "datacenter 'dc9'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "0"}, "k\n"), 2,
+                   "--replication '0'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc1:x"}, "k\n"), 2,
+                   "entry 'dc1:x' is not DC:RF");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--replication", "2"}, "k\n"), 2,
+                   "--replication applies only to --strategy cassandra");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--prehashed"}, "1.5\n"), 1,
+                   "'1.5' is not a signed decimal 64-bit token");
+}
+
+TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
+    // somekey is slot 11058, foo{hash_tag} slot 2515 (reference/algorithms.md §8).
+    CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-5460,b=5461-10922,c=10923-16383"},
+                  "somekey\nfoo{hash_tag}\n")
+              .out == "c\na\n");
+    CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-100;200-16383,b=101-199"}, "somekey\n").out == "a\n");
+    // Even split: floor(i * 16384 / 3): a 0-5460, b 5461-10921, c 10922-16383.
+    CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "c,a,b"}, "somekey\nfoo{hash_tag}\n").out == "c\na\n");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-5460,b"}, "k\n"), 1, "on every node or on none");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-x"}, "k\n"), 1, "slot range '0-x' of node 'a'");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-16000"}, "k\n"), 1, "16001");
+}

@@ -40,6 +40,11 @@ inline constexpr std::string_view usage_text =
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
     "      [--replicas N [--spread node|rack|zone|region] [--on-shortfall fail|relax]]: N copies\n"
     "      per key, comma-separated in order, then ' degraded' when too few domains were relaxed\n"
+    "      S: cassandra: SPEC entries ID=TOKEN[;TOKEN...][@DC[/RACK]], keys hashed as text to\n"
+    "      Murmur3Partitioner tokens (--prehashed: signed tokens); [--replication RF] for\n"
+    "      SimpleStrategy or [--replication DC:RF[,DC:RF...]] for NetworkTopologyStrategy\n"
+    "      S: redis: SPEC entries ID=FIRST-LAST[;FIRST-LAST...] (slot ranges), or IDs alone for\n"
+    "      an even split; keys hashed to slots as the server does (hash tags included)\n"
     "\n"
     "  keyplace-cli diff --strategy S --before SPEC --after SPEC [--keys FILE] [--vnodes V] [--table-size M]\n"
     "      what a membership change moves, against the minimum; without --keys exact over the\n"
@@ -221,9 +226,11 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
     return n;
 }
 
-/// Parses SPEC: comma-separated entries, or @PATH to a file of one entry per line.
-inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
-    std::vector<keyplace::node> nodes;
+/// Splits SPEC into entries and parses each with parse(entry, where): comma-separated
+/// entries, or @PATH to a file of one entry per line.
+template <class Parse>
+auto parse_entries(const std::string& spec, Parse&& parse) {
+    std::vector<decltype(parse(std::string_view(), std::string()))> nodes;
     if (!spec.empty() && spec.front() == '@') {
         const std::string path = spec.substr(1);
         std::ifstream file(path, std::ios::binary);
@@ -240,7 +247,7 @@ inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
                 continue;
             }
             v = v.substr(first, v.find_last_not_of(" \t\r") - first + 1);
-            nodes.push_back(parse_node(v, path + ":" + std::to_string(line_no)));
+            nodes.push_back(parse(v, path + ":" + std::to_string(line_no)));
         }
         if (nodes.empty()) {
             input_error("node file " + quote(path) + " lists no nodes");
@@ -260,13 +267,114 @@ inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
         if (entry.empty()) {
             input_error(where + " is empty");
         }
-        nodes.push_back(parse_node(entry, where));
+        nodes.push_back(parse(entry, where));
         if (comma == std::string::npos) {
             break;
         }
         start = comma + 1;
     }
     return nodes;
+}
+
+/// Parses SPEC of ID[=WEIGHT][@REGION[/ZONE[/RACK]]] entries.
+inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> { return parse_entries(spec, parse_node); }
+
+/// Splits s at sep (an empty s gives one empty part).
+inline auto split(std::string_view s, char sep) -> std::vector<std::string_view> {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (true) {
+        const auto at = s.find(sep, start);
+        parts.push_back(s.substr(start, at - start));
+        if (at == std::string_view::npos) {
+            return parts;
+        }
+        start = at + 1;
+    }
+}
+
+/// A whole-string signed decimal 64-bit integer, or nothing.
+inline auto parse_signed(std::string_view s) -> std::optional<std::int64_t> {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+/// Parses one Cassandra entry ID=TOKEN[;TOKEN...][@DC[/RACK]] (signed decimal tokens; DC and
+/// RACK default to SimpleSnitch's datacenter1 and rack1).
+inline auto parse_cassandra_node(std::string_view entry, const std::string& where) -> keyplace::compat::cassandra_endpoint {
+    keyplace::compat::cassandra_endpoint e;
+    std::string_view rest = entry;
+    if (const auto at = rest.find('@'); at != std::string_view::npos) {
+        const auto loc = split(rest.substr(at + 1), '/');
+        if (loc.size() > 2 || loc[0].empty() || (loc.size() == 2 && loc[1].empty())) {
+            input_error(where + ": location " + quote(rest.substr(at + 1)) + " is not DC or DC/RACK");
+        }
+        e.dc = std::string(loc[0]);
+        if (loc.size() == 2) {
+            e.rack = std::string(loc[1]);
+        }
+        rest = rest.substr(0, at);
+    }
+    const auto eq = rest.find('=');
+    if (eq == std::string_view::npos) {
+        input_error(where + ": " + quote(entry) + " has no tokens (ID=TOKEN;TOKEN...@DC/RACK)");
+    }
+    e.id = std::string(rest.substr(0, eq));
+    for (const auto t : split(rest.substr(eq + 1), ';')) {
+        const auto token = parse_signed(t);
+        if (!token) {
+            input_error(where + ": token " + quote(t) + " of node " + quote(e.id) + " is not a signed 64-bit integer");
+        }
+        e.tokens.push_back(*token);
+    }
+    return e;
+}
+
+/// A Redis entry: ID, or ID=RANGE[;RANGE...] with RANGE = SLOT or FIRST-LAST.
+struct redis_entry {
+    keyplace::node node;
+    std::vector<keyplace::compat::slot_range> ranges;
+};
+
+inline auto parse_redis_node(std::string_view entry, const std::string& where) -> redis_entry {
+    redis_entry r;
+    const auto eq = entry.find('=');
+    r.node.id = std::string(entry.substr(0, eq));
+    if (eq == std::string_view::npos) {
+        return r;
+    }
+    for (const auto range : split(entry.substr(eq + 1), ';')) {
+        const auto dash = range.find('-');
+        const auto first = parse_unsigned<std::uint16_t>(range.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : parse_unsigned<std::uint16_t>(range.substr(dash + 1));
+        if (!first || !last) {
+            input_error(where + ": slot range " + quote(range) + " of node " + quote(r.node.id) + " is not SLOT or FIRST-LAST");
+        }
+        r.ranges.push_back({*first, *last, r.node.id});
+    }
+    return r;
+}
+
+/// The Redis slot map of SPEC: explicit ranges on every entry, or none (an even split).
+inline auto build_redis(const std::string& spec) -> keyplace::compat::redis_cluster {
+    const auto entries = parse_entries(spec, parse_redis_node);
+    std::vector<keyplace::node> nodes;
+    std::vector<keyplace::compat::slot_range> ranges;
+    std::size_t with_ranges = 0;
+    for (const auto& e : entries) {
+        nodes.push_back(e.node);
+        ranges.insert(ranges.end(), e.ranges.begin(), e.ranges.end());
+        with_ranges += e.ranges.empty() ? 0 : 1;
+    }
+    if (with_ranges != 0 && with_ranges != entries.size()) {
+        input_error("--strategy redis: give slot ranges on every node or on none");
+    }
+    return with_ranges == 0 ? keyplace::compat::redis_cluster::build_even(nodes)
+                            : keyplace::compat::redis_cluster::build(nodes, ranges);
 }
 
 inline void append_hex64(std::string& out, std::uint64_t v) {
@@ -369,7 +477,8 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
 }
 
 /// The strategies keyplace-cli knows, for messages.
-inline constexpr std::string_view strategy_names = "ring, rendezvous, jump, jump-guava, maglev, modulo";
+inline constexpr std::string_view strategy_names =
+    "ring, rendezvous, jump, jump-guava, maglev, modulo, cassandra, redis";
 
 /// Builds the strategy named by --strategy over the nodes of spec and calls use(strategy).
 template <class Use>
@@ -392,7 +501,8 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
         }
     }
     const bool known = strategy == "ring" || strategy == "modulo" || strategy == "rendezvous" ||
-                       strategy == "jump" || strategy == "jump-guava" || strategy == "maglev";
+                       strategy == "jump" || strategy == "jump-guava" || strategy == "maglev" ||
+                       strategy == "cassandra" || strategy == "redis";
     if (!known) {
         usage_error("unknown strategy " + quote(strategy) + " (known: " + std::string(strategy_names) + ")");
     }
@@ -402,8 +512,14 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
     if (strategy != "maglev" && table_size) {
         usage_error("--table-size applies only to --strategy maglev");
     }
-    const auto nodes = parse_spec(spec);
     try {
+        if (strategy == "cassandra") {
+            return use(keyplace::compat::cassandra_ring::build(parse_entries(spec, parse_cassandra_node)));
+        }
+        if (strategy == "redis") {
+            return use(build_redis(spec));
+        }
+        const auto nodes = parse_spec(spec);
         if (strategy == "ring") {
             keyplace::ring_config cfg;
             cfg.vnodes = vnodes.value_or(cfg.vnodes);
@@ -438,10 +554,17 @@ auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::
             points[i] = keyplace::hash_key(typename S::key_hash{}, std::string_view(keys[i]));
             continue;
         }
-        const auto p = parse_unsigned<std::uint64_t>(keys[i]);
+        std::optional<std::uint64_t> p;
+        if constexpr (std::is_same_v<S, keyplace::compat::cassandra_ring>) {
+            const auto token = parse_signed(keys[i]);  // a pre-hashed Cassandra key is its token
+            p = token ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*token)) : std::nullopt;
+        } else {
+            p = parse_unsigned<std::uint64_t>(keys[i]);
+        }
         if (!p) {
-            input_error("stdin line " + std::to_string(i + 1) + ": " + quote(keys[i]) +
-                        " is not an unsigned decimal 64-bit point");
+            input_error("stdin line " + std::to_string(i + 1) + ": " + quote(keys[i]) + " is not " +
+                        (std::is_same_v<S, keyplace::compat::cassandra_ring> ? "a signed decimal 64-bit token"
+                                                                             : "an unsigned decimal 64-bit point"));
         }
         points[i] = *p;
     }
@@ -479,12 +602,65 @@ inline auto replica_options(const options& opt) -> std::optional<keyplace::repli
     return policy;
 }
 
+/// Cassandra replicas of each point under --replication: "N" is SimpleStrategy with RF N,
+/// "DC:RF[,DC:RF...]" NetworkTopologyStrategy. One comma-separated line per key.
+inline auto cassandra_replicas(const keyplace::compat::cassandra_ring& ring, const std::string& spec,
+                               const std::vector<std::uint64_t>& points, bool json) -> std::string {
+    std::vector<keyplace::compat::dc_replication> dcs;
+    std::optional<std::uint32_t> simple_rf;
+    if (spec.find(':') == std::string::npos) {
+        simple_rf = parse_unsigned<std::uint32_t>(spec);
+        if (!simple_rf || *simple_rf == 0) {
+            usage_error("--replication " + quote(spec) + " is not RF (a positive integer) or DC:RF[,DC:RF...]");
+        }
+    } else {
+        for (const auto part : split(spec, ',')) {
+            const auto colon = part.rfind(':');
+            const auto rf = colon == std::string_view::npos ? std::nullopt : parse_unsigned<std::uint32_t>(part.substr(colon + 1));
+            if (!rf || colon == 0) {
+                usage_error("--replication entry " + quote(part) + " is not DC:RF");
+            }
+            dcs.push_back({std::string(part.substr(0, colon)), *rf});
+        }
+    }
+    try {
+        const auto plan = simple_rf ? keyplace::compat::nts_replication() : ring.network_topology(dcs);
+        std::vector<keyplace::node_index> copies(simple_rf ? *simple_rf : plan.replica_count());
+        std::string out;
+        std::vector<std::string> sets;
+        for (const auto p : points) {
+            const auto token = static_cast<std::int64_t>(p);
+            const auto got = simple_rf ? ring.simple_strategy(token, *simple_rf, copies)
+                                       : ring.network_topology_replicas(token, plan, copies);
+            std::vector<std::string> ids;
+            for (std::size_t k = 0; k < got; ++k) {
+                out += (k == 0 ? "" : ",") + ring.nodes()[copies[k].value].id;
+                ids.push_back(json_string(ring.nodes()[copies[k].value].id));
+            }
+            out += "\n";
+            sets.push_back(json_array(ids));
+        }
+        return json ? "{\"replicas\":" + json_array(sets) + "}\n" : out;
+    } catch (const keyplace::error& e) {
+        input_error(e.what());
+    }
+}
+
 inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
     const bool prehashed = opt.has("prehashed");
     const auto policy = replica_options(opt);
+    const auto replication = opt.get("replication");
+    if (replication && (policy || opt.required("strategy") != "cassandra")) {
+        usage_error("--replication applies only to --strategy cassandra, without --replicas");
+    }
     return with_strategy(opt, opt.required("nodes"), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         const bool json = opt.has("json");
+        if constexpr (std::is_same_v<S, keyplace::compat::cassandra_ring>) {
+            if (replication) {
+                return cassandra_replicas(s, *replication, input_points<S>(read_keys(in), prehashed), json);
+            }
+        }
         if (!policy) {
             const auto points = input_points<S>(read_keys(in), prehashed);
             std::string out;
@@ -677,7 +853,7 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
             result = cmd_hash(options(rest, valued, json_flag), in);
         } else if (command == "locate") {
             static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size",
-                                                          "replicas", "spread", "on-shortfall"};
+                                                          "replicas", "spread", "on-shortfall", "replication"};
             static constexpr std::string_view flags[] = {"prehashed", "json"};
             result = cmd_locate(options(rest, valued, flags), in);
         } else if (command == "diff") {
