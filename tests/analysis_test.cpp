@@ -5,8 +5,12 @@
 #include "support.hpp"
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/compat/cassandra.hpp>
+#include <keyplace/compat/point_ring.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -159,4 +163,23 @@ TEST_CASE("analysis: ownership and load of every strategy", "[analysis]") {
     CHECK(mg.exact);
     CHECK(mg.moved >= mg.minimum);
     CHECK(mg.moved <= 2 * mg.minimum + 2.0 / 101);
+}
+
+TEST_CASE("analysis: exact ownership of rings of explicit points, signed and 32-bit", "[analysis]") {
+    // Cassandra tokens MIN, MIN + 2^62, 0: the node at MIN owns the wrap (0, MAX] plus MIN, half
+    // the circle; the others (MIN, MIN + 2^62] and (MIN + 2^62, 0], a quarter each.
+    constexpr auto min64 = std::numeric_limits<std::int64_t>::min();
+    const auto c = keyplace::compat::cassandra_ring::build(
+        {{"wrap", {min64}}, {"q1", {min64 + (std::int64_t{1} << 62)}}, {"q2", {0}}});
+    const auto oc = keyplace::ownership(c);
+    CHECK(oc.method == keyplace::share_method::exact);
+    CHECK(oc.share == std::vector<double>{0.5, 0.25, 0.25});
+    // A 32-bit continuum (ketama's point type): points 0, 2^30, 2^31.
+    using ring32 = keyplace::compat::point_ring<std::uint32_t, keyplace::xxh3>;
+    const std::vector<keyplace::node> nodes{{"z"}, {"a"}, {"b"}};
+    const auto r = ring32::build(nodes, {{0U, 0}, {1U << 30, 1}, {1U << 31, 2}});
+    CHECK(keyplace::ownership(r).share == std::vector<double>{0.5, 0.25, 0.25});
+    // One point: its node owns the whole circle.
+    const auto one = ring32::build(nodes, {{7U, 1}});
+    CHECK(keyplace::ownership(one).share == std::vector<double>{0.0, 1.0, 0.0});
 }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -24,6 +25,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,18 +61,29 @@ inline constexpr std::size_t analysis_sample_size = std::size_t{1} << 17;
     return points;
 }
 
+/// A strategy whose placement is a sorted circle of points: points() and, index for index,
+/// owners(); a point owns the arc from the previous point (exclusive) to itself (inclusive).
+/// keyplace::ring, compat::point_ring (ketama, Envoy ring hash) and compat::cassandra_ring.
+template <class S>
+concept arc_placement = placement_strategy<S> && requires(const S& s) {
+    { s.points() };
+    { s.owners() } -> std::convertible_to<std::span<const node_index>>;
+};
+
 /// Each node's measure of a ring's circle, in points of the 2^bits circle, as two words:
 /// point i owns the arc (point[i-1], point[i]], point 0 also the wrap. Sums to exactly 2^bits.
-template <class Traits>
-[[nodiscard]] auto arc_measure(const basic_ring<Traits>& r) -> std::vector<detail::u128> {
-    using point_type = typename basic_ring<Traits>::point_type;
+/// Signed points (Cassandra tokens) are measured on the same circle, in signed order.
+template <arc_placement S>
+[[nodiscard]] auto arc_measure(const S& r) -> std::vector<detail::u128> {
+    using point_type = std::make_unsigned_t<std::remove_cv_t<typename decltype(r.points())::element_type>>;
     const auto points = r.points();
     const auto owners = r.owners();
     std::vector<detail::u128> sum(r.size(), detail::u128{0, 0});
     const std::size_t total = points.size();
     for (std::size_t i = 0; i < total; ++i) {
         auto& s = sum[owners[i].value];
-        const auto arc = static_cast<std::uint64_t>(static_cast<point_type>(points[i] - points[i == 0 ? total - 1 : i - 1]));
+        const auto arc = static_cast<std::uint64_t>(static_cast<point_type>(
+            static_cast<point_type>(points[i]) - static_cast<point_type>(points[i == 0 ? total - 1 : i - 1])));
         if (i == 0 && arc == 0) {
             // All points equal: entry 0 owns the whole circle.
             s = detail::add(s, detail::u128{sizeof(point_type) == 8 ? 1U : 0U,
@@ -107,17 +120,19 @@ template <class S>
 
 }  // namespace detail
 
-/// Each node's share of the hash space: exact for the ring (arcs), Maglev (entries / M) and
+/// Each node's share of the hash space: exact for rings of points (arcs: the native ring,
+/// ketama, Envoy ring hash, Cassandra tokens), Maglev (entries / M) and
 /// modulo; jump's defined 1/N; otherwise (rendezvous) counted over analysis_sample().
 template <placement_strategy S>
 [[nodiscard]] auto ownership(const S& s) -> ownership_report {
     return detail::sampled_ownership(s);
 }
-template <class Traits>
-[[nodiscard]] auto ownership(const basic_ring<Traits>& r) -> ownership_report {
+template <arc_placement S>
+[[nodiscard]] auto ownership(const S& r) -> ownership_report {
+    using point_type = std::make_unsigned_t<std::remove_cv_t<typename decltype(r.points())::element_type>>;
     ownership_report out;
     for (const auto& m : arc_measure(r)) {
-        out.share.push_back(detail::circle_fraction<typename basic_ring<Traits>::point_type>(m));
+        out.share.push_back(detail::circle_fraction<point_type>(m));
     }
     return out;
 }

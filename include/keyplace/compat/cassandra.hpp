@@ -334,6 +334,7 @@ public:
     [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return ring_.nodes(); }
     /// The sorted tokens and, index for index, their owners.
     [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return ring_.points(); }
+    [[nodiscard]] auto points() const noexcept -> std::span<const std::int64_t> { return ring_.points(); }
     [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
 
     /// The primary replica of a token: the owner of the first token >= it, wrapping.
