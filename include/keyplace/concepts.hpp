@@ -68,6 +68,22 @@ template <class S>
 }
 }  // namespace detail
 
+namespace detail {
+/// A ring's walk: visits owners[start], owners[start + 1], ... once around, wrapping, until
+/// visit returns false.
+template <class Visit>
+void walk_circle(std::span<const node_index> owners, std::size_t start, Visit& visit) noexcept {
+    const std::size_t total = owners.size();
+    std::size_t i = start;
+    for (std::size_t step = 0; step < total; ++step) {
+        if (!visit(owners[i])) {
+            return;
+        }
+        i = (i + 1 == total) ? 0 : i + 1;
+    }
+}
+}  // namespace detail
+
 /// The node that owns key (string bytes, a byte span, or an integer hashed as its
 /// little-endian bytes) under strategy s, hashing it with the strategy's declared key hash.
 template <placement_strategy S, class Key>

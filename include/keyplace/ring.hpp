@@ -201,14 +201,7 @@ public:
     template <class Visit>
     void walk(point_type point, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        const std::size_t total = points_.size();
-        std::size_t i = entry_for(point);
-        for (std::size_t step = 0; step < total; ++step) {
-            if (!visit(owners_[i])) {
-                return;
-            }
-            i = (i + 1 == total) ? 0 : i + 1;
-        }
+        detail::walk_circle(owners_, entry_for(point), visit);
     }
 
 private:
