@@ -14,6 +14,8 @@
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/compat/cassandra.hpp>
+#include <keyplace/compat/envoy.hpp>
+#include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
 #include <keyplace/version.hpp>

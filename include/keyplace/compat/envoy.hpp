@@ -1,0 +1,576 @@
+// keyplace — which node owns a key. Envoy's consistent-hashing load balancers, entry for entry:
+// RING_HASH (a ketama-style ring, XXH64 or MurmurHash2 entries) and MAGLEV (Eisenbud et al.,
+// NSDI 2016, with Envoy's weighted fill), as envoyproxy/envoy builds them in
+// source/extensions/load_balancing_policies/{ring_hash,maglev,common/thread_aware_lb_impl.cc}
+// (Envoy main; older releases hold the same code under source/common/upstream/), checked
+// against the vectors of Envoy's ring_hash_lb_test.cc and maglev_lb_test.cc.
+//
+// Envoy computes entry counts in IEEE double arithmetic; to be bit-compatible these types do
+// too, the one exception to keyplace's integer-only placement rule. The operations are single
+// correctly rounded +, *, /, ceil and comparisons, so any IEEE-754 binary64 target without
+// -ffast-math (and without x87 excess precision) agrees with Envoy's x86-64/aarch64 builds.
+#ifndef KEYPLACE_COMPAT_ENVOY_HPP_INCLUDED
+#define KEYPLACE_COMPAT_ENVOY_HPP_INCLUDED
+
+#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/concepts.hpp>
+#include <keyplace/detail/math.hpp>
+#include <keyplace/detail/murmur2.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <algorithm>
+#include <cfloat>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__FAST_MATH__)
+#error "keyplace/compat/envoy.hpp needs IEEE-754 arithmetic: compile without -ffast-math"
+#endif
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "keyplace/compat/envoy.hpp needs FLT_EVAL_METHOD == 0 (no excess precision; use SSE2 on x86)"
+#endif
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace compat {
+
+/// The weight of one Envoy locality (LocalityLbEndpoints.load_balancing_weight). A node's
+/// locality is its `where`: region, zone, and rack standing for Envoy's sub_zone.
+struct envoy_locality_weight {
+    location where;
+    std::uint32_t weight = 1;
+};
+
+/// Envoy's RingHash.hash_function for the ring entries (request keys are always XXH64).
+enum class envoy_hash_function {
+    xx_hash,        ///< XXH64, seed 0 (DEFAULT_HASH, XX_HASH)
+    murmur_hash_2,  ///< MurmurHash2-64 seed 0xc70f6907, = libstdc++ std::hash<std::string>
+};
+
+/// Envoy's limits: RingHash.{minimum,maximum}_ring_size <= 8M, Maglev.table_size <= 5000011.
+inline constexpr std::uint64_t envoy_max_ring_size = std::uint64_t{8} * 1024 * 1024;
+inline constexpr std::uint64_t envoy_max_table_size = 5000011;
+
+struct envoy_ring_hash_config {
+    std::uint64_t min_ring_size = 1024;
+    std::uint64_t max_ring_size = envoy_max_ring_size;
+    envoy_hash_function hash_function = envoy_hash_function::xx_hash;
+    /// Non-empty: locality weighted balancing (locality_weighted_lb_config). Every node's
+    /// `where` must be listed (in any order); a node of a zero-weight locality holds no entry.
+    /// The ring then takes hosts locality by locality, in Envoy's order: local_locality first,
+    /// then by (region, zone, sub_zone); within a locality, in node order.
+    std::vector<envoy_locality_weight> locality_weights{};
+    /// The Envoy proxy's own locality (its bootstrap node.locality), if it has one.
+    std::optional<location> local_locality{};
+};
+
+struct envoy_maglev_config {
+    std::uint64_t table_size = 65537;  ///< prime, <= 5000011 (Envoy's DefaultTableSize)
+    std::vector<envoy_locality_weight> locality_weights{};  ///< as in envoy_ring_hash_config
+};
+
+/// MurmurHash2-64 as a keyplace hasher (libstdc++'s std::hash<std::string> on 64-bit targets).
+struct murmur2_64 {
+    std::uint64_t seed = detail::std_hash_seed;
+
+    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint64_t {
+        return detail::murmur2_64(bytes, seed);
+    }
+    [[nodiscard]] auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint64_t {
+        return detail::murmur2_64(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), seed);
+    }
+};
+
+}  // namespace compat
+
+namespace detail {
+
+/// A node taking part in an Envoy build (in a locality of weight > 0) and its normalized weight.
+struct envoy_host_weight {
+    std::uint32_t node;
+    double weight;
+};
+
+/// Envoy's normalized host weights (thread_aware_lb_impl.cc): nw = w * share / sum(w in the
+/// group), share = locality weight / sum of locality weights (1.0 without localities), in
+/// Envoy's order: node order, or locality order then node order within each locality.
+struct envoy_weights {
+    std::vector<envoy_host_weight> hosts;
+    double min = 1.0;
+    double max = 0.0;
+};
+
+inline auto envoy_locality_name(const location& where) -> std::string {
+    return "locality " + quote(where.region) + "/" + quote(where.zone) + "/" + quote(where.rack);
+}
+
+/// Appends the hosts of one group (all nodes, or one locality) with their normalized weights.
+inline auto envoy_normalize_group(std::span<const node> nodes, const std::vector<std::uint32_t>& members,
+                                  double share, const std::string& group, envoy_weights& out) -> failure {
+    std::uint64_t sum = 0;
+    for (const std::uint32_t i : members) {
+        sum += static_cast<std::uint64_t>(nodes[i].weight);
+    }
+    if (sum > std::numeric_limits<std::uint32_t>::max()) {
+        return fail(errc::invalid_weight, "the weights of " + group + " sum to " + std::to_string(sum) +
+                                              ", above Envoy's limit 4294967295");
+    }
+    for (const std::uint32_t i : members) {
+        const double nw = nodes[i].weight * share / static_cast<double>(sum);
+        out.hosts.push_back({i, nw});
+        out.min = std::min(out.min, nw);
+        out.max = std::max(out.max, nw);
+    }
+    return {};
+}
+
+/// Validates Envoy's weights (whole numbers 1 to 2^32-1, load_balancing_weight) and the
+/// locality weights, and normalizes. nodes is already a valid membership. Localities are taken
+/// in Envoy's order (upstream_impl.cc builds it from a std::map with LocalityLess): the Envoy
+/// node's own locality (local) first, then by (region, zone, sub_zone); only localities that
+/// hold nodes are in Envoy's list, so only their weights are summed. O(n * L + L log L).
+inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
+                            const location* local, envoy_weights& out) -> failure {
+    for (const node& n : nodes) {
+        if (!(n.weight == std::floor(n.weight) && n.weight <= 4294967295.0)) {
+            return fail(errc::invalid_weight, "node " + quote(n.id) + ": weight " + format_weight(n.weight) +
+                                                  " is not a whole number from 1 to 4294967295 (Envoy's "
+                                                  "load_balancing_weight)");
+        }
+    }
+    envoy_weights w;
+    if (localities.empty()) {
+        std::vector<std::uint32_t> all(nodes.size());
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            all[i] = static_cast<std::uint32_t>(i);
+        }
+        if (auto f = envoy_normalize_group(nodes, all, 1.0, "the nodes", w)) {
+            return f;
+        }
+        out = std::move(w);
+        return {};
+    }
+    std::vector<compat::envoy_locality_weight> order(localities.begin(), localities.end());
+    const auto rank = [local](const location& l) {
+        return std::make_tuple(!(local != nullptr && l == *local), std::cref(l.region), std::cref(l.zone),
+                               std::cref(l.rack));
+    };
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) { return rank(a.where) < rank(b.where); });
+    const auto twice = std::adjacent_find(order.begin(), order.end(),
+                                          [](const auto& a, const auto& b) { return a.where == b.where; });
+    if (twice != order.end()) {
+        return fail(errc::invalid_argument, envoy_locality_name(twice->where) + " has more than one weight");
+    }
+    std::vector<std::vector<std::uint32_t>> members(order.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const auto it = std::find_if(order.begin(), order.end(),
+                                     [&](const compat::envoy_locality_weight& l) { return l.where == nodes[i].where; });
+        if (it == order.end()) {
+            return fail(errc::invalid_argument, "node " + quote(nodes[i].id) + " is in " +
+                                                    envoy_locality_name(nodes[i].where) + ", which has no weight");
+        }
+        members[static_cast<std::size_t>(it - order.begin())].push_back(static_cast<std::uint32_t>(i));
+    }
+    std::uint64_t sum = 0;
+    for (std::size_t l = 0; l < order.size(); ++l) {
+        sum += members[l].empty() ? 0 : order[l].weight;
+    }
+    if (sum > std::numeric_limits<std::uint32_t>::max()) {
+        return fail(errc::invalid_argument, "the locality weights sum to " + std::to_string(sum) +
+                                                ", above Envoy's limit 4294967295");
+    }
+    for (std::size_t l = 0; l < order.size(); ++l) {
+        if (order[l].weight == 0 || members[l].empty()) {
+            continue;  // Envoy skips a zero-weight locality's hosts: they hold no entries
+        }
+        const double share = static_cast<double>(order[l].weight) / static_cast<double>(sum);
+        if (auto f = envoy_normalize_group(nodes, members[l], share, envoy_locality_name(order[l].where), w)) {
+            return f;
+        }
+    }
+    if (w.hosts.empty()) {
+        return fail(errc::invalid_argument, "no node is in a locality of weight > 0");
+    }
+    out = std::move(w);
+    return {};
+}
+
+/// a * b rounded to double before any later addition: keeps the compiler from fusing
+/// `target += a * b` into one FMA (-ffp-contract), as Envoy's x86-64 builds (no FMA in the
+/// baseline instruction set) compute it.
+[[nodiscard]] inline auto envoy_rounded_product(double a, double b) noexcept -> double {
+    volatile double p = a * b;
+    return p;
+}
+
+/// Envoy's weighted Maglev fill over hosts in key order: in round r = 1, 2, ... host i takes
+/// its next free preferred slot unless r * nw_i < target_i, then target_i += max nw. Returns
+/// the host (position in the spans) of each of the m slots.
+[[nodiscard]] inline auto envoy_maglev_populate(std::span<const std::uint64_t> offsets,
+                                                std::span<const std::uint64_t> skips,
+                                                std::span<const double> weights, double max_weight,
+                                                std::uint64_t m) -> std::vector<std::uint32_t> {
+    constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> slot_owner(m, vacant);
+    std::vector<std::uint64_t> next(offsets.size(), 0);
+    std::vector<double> target(offsets.size(), 0.0);
+    std::uint64_t taken = 0;
+    for (std::uint32_t round = 1; taken < m; ++round) {
+        for (std::size_t h = 0; h < offsets.size() && taken < m; ++h) {
+            if (round * weights[h] < target[h]) {
+                continue;
+            }
+            target[h] += max_weight;
+            std::uint64_t slot = (offsets[h] + skips[h] * next[h]) % m;
+            for (; slot_owner[slot] != vacant; slot = (offsets[h] + skips[h] * next[h]) % m) {
+                ++next[h];
+            }
+            slot_owner[slot] = static_cast<std::uint32_t>(h);
+            ++next[h];
+            ++taken;
+        }
+    }
+    return slot_owner;
+}
+
+}  // namespace detail
+
+namespace compat {
+
+/// Envoy's RING_HASH load balancer. Node ids are Envoy's host hash keys: the string Envoy hashes
+/// for a host, which is the envoy.lb metadata `hash_key` if set, else the hostname with
+/// use_hostname_for_hashing, else the address as `ip:port` ("127.0.0.1:90"). Weights are
+/// Envoy's load_balancing_weight (whole numbers). Nodes keep the given order, which is Envoy's
+/// host order: with weights that do not divide the ring evenly it decides which hosts get the
+/// extra entries. Entry i of a host is the hash of "<id>_<i>"; pick(hash) is the first entry at
+/// or after hash, wrapping. Request hashes are XXH64 (seed 0) of the hashed request value,
+/// whatever the ring's hash function, so key_hash is xxh64. Envoy leaves the order of equal
+/// entry hashes unspecified (std::sort); here they go by node index, so the two agree wherever
+/// entry hashes are distinct (64-bit hashes: a tie is about R^2 / 2^65 likely).
+class envoy_ring_hash {
+public:
+    using key_hash = xxh64;
+
+    /// Throws keyplace::error naming the value: the node errors of every strategy, a weight that
+    /// is not a whole number 1 to 2^32-1, weights (or locality weights) summing above 2^32-1, a
+    /// ring size of 0 or above 8M, min_ring_size > max_ring_size (Envoy's message), a node in an
+    /// unlisted locality, a locality listed twice, or no node in a locality of weight > 0.
+    /// O(R log R) for R ring entries (min_ring_size up to max_ring_size, plus rounding).
+    [[nodiscard]] static auto build(std::span<const node> nodes, const envoy_ring_hash_config& config = {})
+        -> envoy_ring_hash {
+        std::optional<envoy_ring_hash> r;
+        if (auto f = assign(nodes, config, r)) {
+            detail::throw_error(std::move(f));
+        }
+        return std::move(*r);
+    }
+    [[nodiscard]] static auto build(std::initializer_list<node> nodes, const envoy_ring_hash_config& config = {})
+        -> envoy_ring_hash {
+        return build(std::span<const node>(nodes.begin(), nodes.size()), config);
+    }
+    [[nodiscard]] static auto try_build(std::span<const node> nodes, const envoy_ring_hash_config& config,
+                                        std::error_code& ec) -> std::optional<envoy_ring_hash> {
+        std::optional<envoy_ring_hash> r;
+        if (auto f = assign(nodes, config, r)) {
+            ec = make_error_code(f.code);
+            return std::nullopt;
+        }
+        ec.clear();
+        return r;
+    }
+
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return ring_.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return ring_.nodes(); }
+    [[nodiscard]] auto config() const noexcept -> const envoy_ring_hash_config& { return config_; }
+    /// Ring entries (Envoy's ring_hash_lb.size stat, save for rounding of ceil(scale)).
+    [[nodiscard]] auto ring_size() const noexcept -> std::size_t { return ring_.points().size(); }
+    /// The sorted entry hashes and, index for index, their owners.
+    [[nodiscard]] auto points() const noexcept -> std::span<const std::uint64_t> { return ring_.points(); }
+    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
+    /// Entries per node, by node index (Envoy's min/max_hashes_per_host are their extremes over
+    /// nodes in localities of weight > 0).
+    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> { return ring_.points_per_node(); }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return ring_.memory_bytes(); }
+
+    /// The owner of hash: the first entry >= hash, wrapping to entry 0. O(log R).
+    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return ring_.pick(hash); }
+
+    /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)) when a retry host predicate
+    /// rejected the earlier ones: the entry `attempt` places after pick's, modulo the ring size
+    /// (it may name the same node again).
+    [[nodiscard]] auto pick_retry(std::uint64_t hash, std::uint32_t attempt) const noexcept -> node_index {
+        return owners()[(ring_.entry_of(hash) + attempt) % ring_size()];
+    }
+
+    /// Distinct owners clockwise from pick(hash) (nodes without entries are never listed).
+    [[nodiscard]] auto pick_n(std::uint64_t hash, std::span<node_index> out) const noexcept -> std::size_t {
+        return ring_.pick_n(hash, out);
+    }
+    template <class Visit>
+    void walk(std::uint64_t hash, Visit&& visit) const noexcept {
+        ring_.walk(hash, std::forward<Visit>(visit));
+    }
+
+private:
+    using ring_type = point_ring<std::uint64_t, xxh64>;
+
+    envoy_ring_hash(ring_type ring, envoy_ring_hash_config config)
+        : ring_(std::move(ring)), config_(std::move(config)) {}
+
+    static auto check_sizes(const envoy_ring_hash_config& c) -> detail::failure {
+        for (const auto& [name, value] : {std::pair{"minimum_ring_size", c.min_ring_size},
+                                          std::pair{"maximum_ring_size", c.max_ring_size}}) {
+            if (value == 0 || value > envoy_max_ring_size) {
+                return detail::fail(errc::invalid_argument, std::string("ring hash: ") + name + " (" +
+                                                                std::to_string(value) +
+                                                                ") is not from 1 to 8388608");
+            }
+        }
+        if (c.min_ring_size > c.max_ring_size) {
+            return detail::fail(errc::invalid_argument, "ring hash: minimum_ring_size (" +
+                                                            std::to_string(c.min_ring_size) +
+                                                            ") > maximum_ring_size (" +
+                                                            std::to_string(c.max_ring_size) + ")");
+        }
+        return {};
+    }
+
+    static auto assign(std::span<const node> input, const envoy_ring_hash_config& config,
+                       std::optional<envoy_ring_hash>& out) -> detail::failure {
+        if (auto f = check_sizes(config)) {
+            return f;
+        }
+        std::vector<node> sorted;  // only validates: the ring keeps Envoy's host order
+        detail::envoy_weights w;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        const location* local = config.local_locality ? &*config.local_locality : nullptr;
+        if (auto f = detail::envoy_normalize(input, config.locality_weights, local, w)) {
+            return f;
+        }
+        // Scale so the lightest host gets a whole number of entries, capped at max_ring_size.
+        const double scale = std::min(std::ceil(w.min * static_cast<double>(config.min_ring_size)) / w.min,
+                                      static_cast<double>(config.max_ring_size));
+        std::vector<ring_point<std::uint64_t>> entries;
+        entries.reserve(static_cast<std::size_t>(std::ceil(scale)) + 1);
+        std::string buf;
+        double current = 0.0;
+        double target = 0.0;
+        for (const auto& [owner, nw] : w.hosts) {
+            buf.assign(input[owner].id);
+            buf += '_';
+            const std::size_t stem = buf.size();
+            target += detail::envoy_rounded_product(scale, nw);
+            for (std::uint64_t i = 0; current < target; ++i, current += 1.0) {
+                char digits[24];
+                const auto end = std::to_chars(digits, digits + sizeof digits, i).ptr;
+                buf.resize(stem);
+                buf.append(digits, end);
+                const std::uint64_t h = config.hash_function == envoy_hash_function::murmur_hash_2
+                                            ? detail::murmur2_64(buf)
+                                            : xxh64{}(std::string_view(buf));
+                entries.push_back({h, owner});
+            }
+        }
+        std::error_code ec;
+        auto ring = ring_type::try_build(input, std::move(entries), ec);
+        if (!ring) {  // not reached: the nodes are valid and the entries are within limits
+            return detail::fail(static_cast<errc>(ec.value()), ec.message());
+        }
+        out.emplace(envoy_ring_hash(std::move(*ring), config));
+        return {};
+    }
+
+    ring_type ring_;
+    envoy_ring_hash_config config_;
+};
+
+/// Envoy's MAGLEV load balancer. Node ids are Envoy's host hash keys (see envoy_ring_hash),
+/// weights its load_balancing_weight. Hosts are placed in key order (Envoy sorts by key, then
+/// by host pointer: duplicate keys would make its table depend on memory addresses, so they
+/// are rejected here), so nodes() is sorted by id and the input order does not matter. Host
+/// i's permutation is offset = XXH64(id, 0) % M, skip = XXH64(id, 1) % (M - 1) + 1; the table
+/// is filled by Envoy's weighted rounds; pick(hash) = table[hash % M]. One host (Envoy's
+/// "degenerate" table) is picked for every hash without storing a table. Envoy does not
+/// require M >= the host count, nor do we: hosts a full table leaves out hold no entries.
+class envoy_maglev {
+public:
+    using key_hash = xxh64;
+
+    /// Throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
+    /// aside), and a table size that is not prime (Envoy's message) or above 5000011.
+    /// O(M log M) expected.
+    [[nodiscard]] static auto build(std::span<const node> nodes, const envoy_maglev_config& config = {})
+        -> envoy_maglev {
+        envoy_maglev g;
+        if (auto f = g.assign(nodes, config)) {
+            detail::throw_error(std::move(f));
+        }
+        return g;
+    }
+    [[nodiscard]] static auto build(std::initializer_list<node> nodes, const envoy_maglev_config& config = {})
+        -> envoy_maglev {
+        return build(std::span<const node>(nodes.begin(), nodes.size()), config);
+    }
+    [[nodiscard]] static auto try_build(std::span<const node> nodes, const envoy_maglev_config& config,
+                                        std::error_code& ec) -> std::optional<envoy_maglev> {
+        envoy_maglev g;
+        return detail::report(g.assign(nodes, config), std::move(g), ec);
+    }
+
+    /// A host's permutation: its first preferred slot and its step, for table size m >= 2.
+    [[nodiscard]] static auto offset(std::string_view id, std::uint64_t m) noexcept -> std::uint64_t {
+        return xxh64{0}(id) % m;
+    }
+    [[nodiscard]] static auto skip(std::string_view id, std::uint64_t m) noexcept -> std::uint64_t {
+        return xxh64{1}(id) % (m - 1) + 1;
+    }
+
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
+    [[nodiscard]] auto config() const noexcept -> const envoy_maglev_config& { return config_; }
+    [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return config_.table_size; }
+    /// Whether one host takes every hash (no table is stored).
+    [[nodiscard]] auto degenerate() const noexcept -> bool { return narrow_.empty() && wide_.empty(); }
+
+    /// The node of table slot s < table_size().
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
+        if (!narrow_.empty()) {
+            return node_index{narrow_[slot]};
+        }
+        return node_index{wide_.empty() ? only_ : wide_[slot]};
+    }
+    /// Table entries per node, by node index (the degenerate table counts M for its host;
+    /// Envoy's stats say 1).
+    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> {
+        std::vector<std::size_t> counts(nodes_.size(), 0);
+        for (std::uint64_t s = 0; s < config_.table_size; ++s) {
+            ++counts[entry(s).value];
+        }
+        return counts;
+    }
+    /// Bytes held by the table (the node list not counted).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return narrow_.capacity() * sizeof(std::uint16_t) + wide_.capacity() * sizeof(std::uint32_t);
+    }
+
+    /// table[hash % M]. O(1).
+    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return entry(mod_(hash)); }
+
+    /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)): the hash xor 2^64 - attempt,
+    /// then table[... % M] (it may name the same node again).
+    [[nodiscard]] auto pick_retry(std::uint64_t hash, std::uint32_t attempt) const noexcept -> node_index {
+        return pick(hash ^ (std::uint64_t{0} - attempt));
+    }
+
+    /// Distinct nodes from slot hash % M onward, wrapping (nodes without entries never listed).
+    [[nodiscard]] auto pick_n(std::uint64_t hash, std::span<node_index> out) const noexcept -> std::size_t {
+        return detail::collect_distinct(*this, hash, out.first(std::min(out.size(), holders_)));
+    }
+    /// Visits the nodes of slots hash % M, hash % M + 1, ... once around the table.
+    template <class Visit>
+    void walk(std::uint64_t hash, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        if (degenerate()) {
+            (void)visit(node_index{only_});
+            return;
+        }
+        const std::uint64_t m = config_.table_size;
+        const std::uint64_t start = mod_(hash);
+        for (std::uint64_t s = start; s < start + m; ++s) {
+            if (!visit(entry(s < m ? s : s - m))) {
+                return;
+            }
+        }
+    }
+
+private:
+    envoy_maglev() = default;
+
+    auto assign(std::span<const node> input, const envoy_maglev_config& config) -> detail::failure {
+        const std::uint64_t m = config.table_size;
+        if (!detail::is_prime(m)) {
+            return detail::fail(errc::invalid_argument,
+                                "The table size of maglev must be prime number: " + std::to_string(m));
+        }
+        if (m > envoy_max_table_size) {
+            return detail::fail(errc::invalid_argument, "maglev table size " + std::to_string(m) +
+                                                            " is above Envoy's limit 5000011");
+        }
+        std::vector<node> sorted;
+        detail::envoy_weights w;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        if (auto f = detail::envoy_normalize(sorted, config.locality_weights, nullptr, w)) {
+            return f;
+        }
+        // Key order (node index order, the ids being sorted), whatever the locality order.
+        std::sort(w.hosts.begin(), w.hosts.end(),
+                  [](const detail::envoy_host_weight& a, const detail::envoy_host_weight& b) { return a.node < b.node; });
+        std::vector<std::uint16_t> narrow;
+        std::vector<std::uint32_t> wide;
+        if (w.hosts.size() > 1) {
+            std::vector<std::uint64_t> offsets;
+            std::vector<std::uint64_t> skips;
+            std::vector<double> weights;
+            for (const auto& [i, nw] : w.hosts) {
+                offsets.push_back(offset(sorted[i].id, m));
+                skips.push_back(skip(sorted[i].id, m));
+                weights.push_back(nw);
+            }
+            wide = detail::envoy_maglev_populate(offsets, skips, weights, w.max, m);
+            for (auto& slot : wide) {
+                slot = w.hosts[slot].node;
+            }
+            if (sorted.size() <= 65536) {
+                narrow.assign(wide.begin(), wide.end());
+                wide = {};
+            }
+        }
+        only_ = w.hosts.front().node;
+        narrow_ = std::move(narrow);
+        wide_ = std::move(wide);
+        nodes_ = std::move(sorted);
+        config_ = config;
+        mod_ = detail::fast_mod(m);
+        const auto counts = entries_per_node();
+        holders_ = static_cast<std::size_t>(
+            std::count_if(counts.begin(), counts.end(), [](std::size_t c) { return c != 0; }));
+        return {};
+    }
+
+    std::vector<node> nodes_;
+    envoy_maglev_config config_{};
+    detail::fast_mod mod_{};
+    std::vector<std::uint16_t> narrow_;  // up to 65536 nodes
+    std::vector<std::uint32_t> wide_;
+    std::uint32_t only_ = 0;  // the degenerate table's node
+    std::size_t holders_ = 0;
+};
+
+static_assert(ordered_placement_strategy<envoy_ring_hash>);
+static_assert(ordered_placement_strategy<envoy_maglev>);
+static_assert(hasher<murmur2_64>);
+
+}  // namespace compat
+KEYPLACE_NAMESPACE_END
+
+#endif
