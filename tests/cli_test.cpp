@@ -348,3 +348,36 @@ TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
     expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-x"}, "k\n"), 1, "slot range '0-x' of node 'a'");
     expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-16000"}, "k\n"), 1, "16001");
 }
+
+TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cli][envoy]") {
+    // reference/algorithms.md §1.5 (ring_hash_lb_test.cc Basic, BasicWithMurmur2) and §2.2
+    // (maglev_lb_test.cc Basic, M = 7, table [2, 4, 0, 1, 5, 0, 3]).
+    const std::string hosts90 = "127.0.0.1:90,127.0.0.1:91,127.0.0.1:92,127.0.0.1:93,127.0.0.1:94,127.0.0.1:95";
+    CHECK(run_cli({"locate", "--strategy", "envoy-ring", "--min-ring-size", "12", "--prehashed", "--nodes", hosts90},
+                  "0\n18446744073709551615\n3551244743356806947\n3551244743356806948\n16117243373044804880\n")
+              .out == "127.0.0.1:94\n127.0.0.1:94\n127.0.0.1:95\n127.0.0.1:93\n127.0.0.1:90\n");
+    const std::string hosts80 = "127.0.0.1:80,127.0.0.1:81,127.0.0.1:82,127.0.0.1:83,127.0.0.1:84,127.0.0.1:85";
+    CHECK(run_cli({"locate", "--strategy", "envoy-ring", "--hash", "murmur2-envoy", "--min-ring-size", "12",
+                   "--prehashed", "--nodes", hosts80},
+                  "0\n1358027074129602069\n10150910876324007730\n")
+              .out == "127.0.0.1:85\n127.0.0.1:83\n127.0.0.1:82\n");
+    // Maglev sorts hosts by key, so their order in SPEC does not matter.
+    const std::string shuffled = "127.0.0.1:95,127.0.0.1:91,127.0.0.1:90,127.0.0.1:93,127.0.0.1:94,127.0.0.1:92";
+    CHECK(run_cli({"locate", "--strategy", "envoy-maglev", "--table-size", "7", "--prehashed", "--nodes", shuffled},
+                  "0\n1\n2\n3\n4\n5\n6\n13\n")
+              .out == "127.0.0.1:92\n127.0.0.1:94\n127.0.0.1:90\n127.0.0.1:91\n127.0.0.1:95\n127.0.0.1:90\n127.0.0.1:93\n"
+                      "127.0.0.1:93\n");
+    // libstdc++'s std::hash<std::string>("127.0.0.1:85_0"), the first entry of the Murmur2 ring.
+    CHECK(run_cli({"hash", "--function", "murmur2-envoy"}, "127.0.0.1:85_0\n").out == "1358027074129602068\n");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--min-ring-size", "20",
+                            "--max-ring-size", "10"}, "k\n"),
+                   1, "minimum_ring_size (20) > maximum_ring_size (10)");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--hash", "md5"}, "k\n"), 2, "--hash 'md5'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
+                   "--hash applies only to --strategy envoy-ring");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--min-ring-size", "8"}, "k\n"), 2,
+                   "apply only to --strategy envoy-ring");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--min-ring-size", "x"}, "k\n"), 2,
+                   "--min-ring-size 'x'");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b=1.5"}, "k\n"), 1, "1.5");
+}

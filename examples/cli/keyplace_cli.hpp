@@ -32,14 +32,18 @@ inline constexpr int exit_usage = 2;
 
 inline constexpr std::string_view usage_text =
     "usage:\n"
-    "  keyplace-cli hash --function xxh3|xxh64|crc16-redis|murmur3-cassandra\n"
+    "  keyplace-cli hash --function xxh3|xxh64|crc16-redis|murmur3-cassandra|murmur2-envoy\n"
     "      xxh3/xxh64: 16 hex digits; crc16-redis: the Redis Cluster slot; murmur3-cassandra:\n"
-    "      the signed Murmur3Partitioner token of the line's bytes (a text key)\n"
+    "      the signed Murmur3Partitioner token of the line's bytes (a text key); murmur2-envoy:\n"
+    "      Envoy's MURMUR_HASH_2 (libstdc++ std::hash<std::string>), unsigned decimal\n"
     "  keyplace-cli locate --strategy S --nodes SPEC [--vnodes V] [--table-size M] [--prehashed]\n"
     "      S: ring (--vnodes, default 160), rendezvous, jump, jump-guava (nodes in bucket\n"
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
     "      [--replicas N [--spread node|rack|zone|region] [--on-shortfall fail|relax]]: N copies\n"
     "      per key, comma-separated in order, then ' degraded' when too few domains were relaxed\n"
+    "      S: envoy-ring [--min-ring-size N] [--max-ring-size N] [--hash xxh64|murmur2-envoy],\n"
+    "      envoy-maglev [--table-size M]: Envoy's RING_HASH and MAGLEV, ids = the strings Envoy\n"
+    "      hashes (ip:port), whole-number weights, keys hashed with XXH64\n"
     "      S: cassandra: SPEC entries ID=TOKEN[;TOKEN...][@DC[/RACK]], keys hashed as text to\n"
     "      Murmur3Partitioner tokens (--prehashed: signed tokens); [--replication RF] for\n"
     "      SimpleStrategy or [--replication DC:RF[,DC:RF...]] for NetworkTopologyStrategy\n"
@@ -447,8 +451,9 @@ inline auto percent(double f) -> std::string {
 
 inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
     const std::string fn = opt.required("function");
-    if (fn != "xxh3" && fn != "xxh64" && fn != "crc16-redis" && fn != "murmur3-cassandra") {
-        usage_error("unknown hash function " + quote(fn) + " (known: xxh3, xxh64, crc16-redis, murmur3-cassandra)");
+    if (fn != "xxh3" && fn != "xxh64" && fn != "crc16-redis" && fn != "murmur3-cassandra" && fn != "murmur2-envoy") {
+        usage_error("unknown hash function " + quote(fn) +
+                    " (known: xxh3, xxh64, crc16-redis, murmur3-cassandra, murmur2-envoy)");
     }
     std::vector<std::string> digests;
     for (const auto& k : read_keys(in)) {
@@ -457,6 +462,8 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
             digest = std::to_string(keyplace::compat::redis_slot(k));  // the slot, decimal
         } else if (fn == "murmur3-cassandra") {
             digest = std::to_string(keyplace::compat::cassandra_token(keyplace::key_bytes(std::string_view(k))));
+        } else if (fn == "murmur2-envoy") {
+            digest = std::to_string(keyplace::compat::murmur2_64{}(std::string_view(k)));  // as Envoy's ring prints it
         } else {
             append_hex64(digest, fn == "xxh3" ? keyplace::xxh3{}(std::string_view(k)) : keyplace::xxh64{}(std::string_view(k)));
         }
@@ -478,7 +485,7 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
 
 /// The strategies keyplace-cli knows, for messages.
 inline constexpr std::string_view strategy_names =
-    "ring, rendezvous, jump, jump-guava, maglev, modulo, cassandra, redis";
+    "ring, rendezvous, jump, jump-guava, maglev, modulo, envoy-ring, envoy-maglev, cassandra, redis";
 
 /// Builds the strategy named by --strategy over the nodes of spec and calls use(strategy).
 template <class Use>
@@ -500,19 +507,54 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
                         std::to_string(keyplace::maglev_max_table_size));
         }
     }
+    std::optional<std::uint64_t> min_ring;
+    std::optional<std::uint64_t> max_ring;
+    for (auto [name, value] : {std::pair{"min-ring-size", &min_ring}, std::pair{"max-ring-size", &max_ring}}) {
+        if (const auto v = opt.get(name)) {
+            *value = parse_unsigned<std::uint64_t>(*v);
+            if (!*value) {
+                usage_error(std::string("--") + name + " " + quote(*v) + " is not an unsigned integer");
+            }
+        }
+    }
+    const auto hash = opt.get("hash");
     const bool known = strategy == "ring" || strategy == "modulo" || strategy == "rendezvous" ||
                        strategy == "jump" || strategy == "jump-guava" || strategy == "maglev" ||
-                       strategy == "cassandra" || strategy == "redis";
+                       strategy == "envoy-ring" || strategy == "envoy-maglev" || strategy == "cassandra" ||
+                       strategy == "redis";
     if (!known) {
         usage_error("unknown strategy " + quote(strategy) + " (known: " + std::string(strategy_names) + ")");
     }
     if (strategy != "ring" && vnodes) {
         usage_error("--vnodes applies only to --strategy ring");
     }
-    if (strategy != "maglev" && table_size) {
-        usage_error("--table-size applies only to --strategy maglev");
+    if (strategy != "maglev" && strategy != "envoy-maglev" && table_size) {
+        usage_error("--table-size applies only to --strategy maglev and envoy-maglev");
+    }
+    if (strategy != "envoy-ring" && (min_ring || max_ring)) {
+        usage_error("--min-ring-size and --max-ring-size apply only to --strategy envoy-ring");
+    }
+    if (hash && strategy != "envoy-ring") {
+        usage_error("--hash applies only to --strategy envoy-ring");
+    }
+    if (hash && *hash != "xxh64" && *hash != "murmur2-envoy") {
+        usage_error("--hash " + quote(*hash) + " is not an entry hash of envoy-ring (xxh64, murmur2-envoy)");
     }
     try {
+        if (strategy == "envoy-ring") {
+            keyplace::compat::envoy_ring_hash_config cfg;
+            cfg.min_ring_size = min_ring.value_or(cfg.min_ring_size);
+            cfg.max_ring_size = max_ring.value_or(cfg.max_ring_size);
+            if (hash == "murmur2-envoy") {
+                cfg.hash_function = keyplace::compat::envoy_hash_function::murmur_hash_2;
+            }
+            return use(keyplace::compat::envoy_ring_hash::build(parse_spec(spec), cfg));
+        }
+        if (strategy == "envoy-maglev") {
+            keyplace::compat::envoy_maglev_config cfg;
+            cfg.table_size = table_size.value_or(cfg.table_size);
+            return use(keyplace::compat::envoy_maglev::build(parse_spec(spec), cfg));
+        }
         if (strategy == "cassandra") {
             return use(keyplace::compat::cassandra_ring::build(parse_entries(spec, parse_cassandra_node)));
         }
@@ -852,15 +894,18 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
             static constexpr std::string_view valued[] = {"function"};
             result = cmd_hash(options(rest, valued, json_flag), in);
         } else if (command == "locate") {
-            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size",
-                                                          "replicas", "spread", "on-shortfall", "replication"};
+            static constexpr std::string_view valued[] = {"strategy", "nodes", "vnodes", "table-size", "min-ring-size",
+                                                          "max-ring-size", "hash", "replicas", "spread", "on-shortfall",
+                                                          "replication"};
             static constexpr std::string_view flags[] = {"prehashed", "json"};
             result = cmd_locate(options(rest, valued, flags), in);
         } else if (command == "diff") {
-            static constexpr std::string_view valued[] = {"strategy", "before", "after", "keys", "vnodes", "table-size"};
+            static constexpr std::string_view valued[] = {"strategy", "before", "after", "keys", "vnodes", "table-size",
+                                                          "min-ring-size", "max-ring-size", "hash"};
             result = cmd_diff(options(rest, valued, json_flag));
         } else if (command == "stats") {
-            static constexpr std::string_view valued[] = {"strategy", "nodes", "keys", "vnodes", "table-size"};
+            static constexpr std::string_view valued[] = {"strategy", "nodes", "keys", "vnodes", "table-size",
+                                                          "min-ring-size", "max-ring-size", "hash"};
             result = cmd_stats(options(rest, valued, json_flag));
         } else {
             usage_error("unknown command " + quote(command) + " (known: hash, locate, diff, stats)");
