@@ -151,7 +151,7 @@ constexpr auto min64 = std::numeric_limits<std::int64_t>::min();
 constexpr auto max64 = std::numeric_limits<std::int64_t>::max();
 }  // namespace
 
-TEST_CASE("cassandra: a token owns (previous token, token]; SimpleStrategy walks clockwise", "[cassandra][ring]") {
+TEST_CASE("cassandra: a token owns the range after the previous token, and SimpleStrategy walks clockwise", "[cassandra][ring]") {
     // Sorted ring: -100 A, 0 B, 200 C, 300 A.
     const auto r = cassandra_ring::build({{"A", {300, -100}}, {"B", {0}}, {"C", {200}}});
     CHECK(r.tokens().size() == 4);

@@ -405,7 +405,7 @@ TEST_CASE("envoy maglev: a table smaller than the host count leaves hosts out, a
     CHECK(g.pick_n(0, out) == 3);
 }
 
-TEST_CASE("envoy: both model ordered_placement_strategy; locate hashes keys with XXH64", "[envoy]") {
+TEST_CASE("envoy: both model ordered_placement_strategy, and locate hashes keys with XXH64", "[envoy]") {
     STATIC_REQUIRE(keyplace::ordered_placement_strategy<envoy_ring_hash>);
     STATIC_REQUIRE(keyplace::ordered_placement_strategy<envoy_maglev>);
     const auto r = envoy_ring_hash::build(ports(90, 95));

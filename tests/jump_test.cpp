@@ -132,7 +132,7 @@ TEST_CASE("jump: moving from n to n+1 buckets moves only keys to bucket n, about
     }
 }
 
-TEST_CASE("jump: the strategy keeps bucket order; only push_back and pop_back", "[jump]") {
+TEST_CASE("jump: the strategy keeps bucket order, with only push_back and pop_back", "[jump]") {
     const auto j = keyplace::jump::build({{"shard-0"}, {"shard-1"}, {"shard-2"}});
     CHECK(j.nodes()[2].id == "shard-2");
     CHECK(j.pick(1).value == static_cast<std::uint32_t>(jump_consistent_hash(1, 3)));
