@@ -15,6 +15,7 @@
 #include <keyplace/replicas.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
+#include <keyplace/compat/ketama.hpp>
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>

@@ -1,0 +1,377 @@
+// keyplace — which node owns a key. Ketama continuums as memcached clients build them:
+// libmemcached (libmemcached-awesome 1.1.x; weighted, unweighted and spymemcached strings) and
+// last.fm's libketama (RJ/ketama), on compat::point_ring. Facts: reference/algorithms.md §4.
+//
+// Every dialect hashes point strings "<name>-<i>" and places a key at the first continuum point
+// at or after its hash, wrapping to the first point. They differ in the name, the point count
+// (computed in single precision, reproduced here operation for operation, including the server
+// counts and weights where it gives fewer points than the exact formula) and the points per hash:
+//
+//   dialect                  name                 points per server          points per hash
+//   libmemcached_weighted    host, or host:port   libmemcached_points()      4 (MD5 words)
+//     (port 11211 drops ":port")
+//   libmemcached_spy         /host:port           libmemcached_points()      4 (MD5 words)
+//   libmemcached_unweighted  host, or host:port   100                        1 (the key hash)
+//   libketama                the address as given 4 * libketama_digests()    4 (MD5 words)
+//
+// Equal points are ordered by server index (position in the input), libmemcached's rule;
+// libketama's qsort leaves that order unspecified, so it agrees with us wherever its points are
+// distinct (all published vectors). Server index = input order: if libmemcached's SORT_HOSTS
+// behaviour is on, pass the servers sorted as it sorts them (host by strcmp, then port).
+// With one server libmemcached skips hashing and returns it; a one-server continuum here picks
+// it for every key too. With HASH_WITH_PREFIX_KEY on, hash the namespace-prefixed key.
+// libmemcached 1.1.4 as Debian ships it aborts (an assert in update_continuum) when a ketama
+// mode holds more than 100 servers; we build any count.
+#ifndef KEYPLACE_COMPAT_KETAMA_HPP_INCLUDED
+#define KEYPLACE_COMPAT_KETAMA_HPP_INCLUDED
+
+#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/config.hpp>
+#include <keyplace/detail/md5.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+// The point counts are single-precision expressions; fast-math or excess precision would change
+// them (and so placement).
+#if defined(__FAST_MATH__)
+#error "keyplace/compat/ketama.hpp needs IEEE-754 arithmetic: compile without -ffast-math"
+#endif
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "keyplace/compat/ketama.hpp needs FLT_EVAL_METHOD == 0 (no excess precision; use SSE2 on x86)"
+#endif
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace detail {
+
+/// Jenkins one-at-a-time as libhashkit computes it. libhashkit converts each `char` to uint32_t,
+/// so bytes >= 0x80 are sign-extended where char is signed (x86, x86-64) and not where it is
+/// unsigned (AArch64, POWER Linux); ASCII keys hash the same either way.
+template <bool SignExtend, class Byte>
+[[nodiscard]] constexpr auto one_at_a_time_hash(std::span<const Byte> bytes) noexcept -> std::uint32_t {
+    std::uint32_t h = 0;
+    for (const Byte b : bytes) {
+        const auto u = static_cast<std::uint8_t>(b);
+        h += SignExtend ? static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(u)))
+                        : std::uint32_t{u};
+        h += h << 10U;
+        h ^= h >> 6U;
+    }
+    h += h << 3U;
+    h ^= h >> 11U;
+    h += h << 15U;
+    return h;
+}
+
+}  // namespace detail
+
+namespace compat {
+
+/// libmemcached's MD5 key hash (MEMCACHED_HASH_MD5) and libketama's ketama_hashi(): the
+/// little-endian 32-bit word of MD5 bytes 0..3. The key hash of every MD5 ketama dialect.
+struct md5_ketama {
+    [[nodiscard]] constexpr auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::md5_le32(keyplace::detail::md5_digest(bytes), 0);
+    }
+    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::md5_le32(keyplace::detail::md5_digest(bytes), 0);
+    }
+};
+
+/// libmemcached's default key hash (MEMCACHED_HASH_DEFAULT = one-at-a-time) on platforms where
+/// char is signed (x86, x86-64): bytes >= 0x80 are sign-extended, as libhashkit does there.
+struct one_at_a_time {
+    [[nodiscard]] constexpr auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::one_at_a_time_hash<true>(bytes);
+    }
+    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::one_at_a_time_hash<true>(std::span<const char>(bytes.data(), bytes.size()));
+    }
+};
+
+/// Jenkins' one-at-a-time over unsigned bytes: libmemcached's default key hash where char is
+/// unsigned (AArch64, POWER Linux). Equal to one_at_a_time on ASCII keys.
+struct one_at_a_time_unsigned {
+    [[nodiscard]] constexpr auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::one_at_a_time_hash<false>(bytes);
+    }
+    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
+        return keyplace::detail::one_at_a_time_hash<false>(std::span<const char>(bytes.data(), bytes.size()));
+    }
+};
+
+/// memcached's default port; libmemcached leaves it out of point strings.
+inline constexpr std::uint16_t memcached_default_port = 11211;
+
+/// One server as the client is configured with it. address: for libketama, the servers-file
+/// address, hashed verbatim ("10.0.1.1:11211", "cache-a"); for libmemcached, "host",
+/// "host:port", "[v6]:port" or a bare IPv6 literal, the port defaulting to 11211. weight: the
+/// libmemcached server weight or the libketama memory figure, at least 1.
+struct ketama_server {
+    std::string address;
+    std::uint64_t weight = 1;
+
+    friend auto operator==(const ketama_server&, const ketama_server&) -> bool = default;
+};
+
+/// Which client's continuum to build.
+enum class ketama_dialect {
+    /// libmemcached 1.1.x MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED (also what it switches to when a
+    /// server weight > 1 is added under a consistent distribution); pylibmc "ketama_weighted".
+    libmemcached_weighted,
+    /// libmemcached 1.1.x DISTRIBUTION_CONSISTENT_KETAMA_SPY with KETAMA_WEIGHTED: spymemcached's
+    /// KetamaNodeLocator strings "/host:port-i" (port always written), weighted point counts.
+    libmemcached_spy,
+    /// libmemcached 1.1.x MEMCACHED_BEHAVIOR_KETAMA without weights: 100 points per server, each
+    /// the *key* hash of one string. libmemcached's default key hash here is one-at-a-time:
+    /// build_ketama<one_at_a_time>(...); with MEMCACHED_BEHAVIOR_HASH = MD5, <md5_ketama>.
+    libmemcached_unweighted,
+    /// last.fm libketama (RJ/ketama ketama.c, also its python/PHP/Java bindings).
+    libketama,
+};
+
+/// A ketama continuum whose keys are hashed with KeyHash (libmemcached's MEMCACHED_BEHAVIOR_HASH;
+/// for libketama always md5_ketama).
+template <hasher KeyHash>
+using ketama_ring = point_ring<std::uint32_t, KeyHash>;
+/// The MD5-keyed continuum: libmemcached weighted and spy, libketama, unweighted with HASH=MD5.
+using ketama = ketama_ring<md5_ketama>;
+/// libmemcached's unweighted continuum with its default key hash (on signed-char platforms).
+using ketama_one_at_a_time = ketama_ring<one_at_a_time>;
+
+/// Points libmemcached 1.1.x gives a server in its weighted and spy modes (hosts.cc
+/// update_continuum), in its own single-precision steps:
+///   pct = (float)weight / (float)total_weight;
+///   floor((float)(pct * 160 / 4 * (float)live_servers + 1e-10f)) * 4
+/// For some server counts this is 4 below floor(weight * 40 * live / total) * 4: 25 equal
+/// servers get 156 points each, not 160 (also 47, 50, 55, 61, 71, 94, 100 servers).
+/// Preconditions: 0 < weight <= total_weight, live_servers <= 2^26.
+[[nodiscard]] inline auto libmemcached_points(std::uint32_t weight, std::uint64_t total_weight,
+                                              std::uint32_t live_servers) noexcept -> std::uint32_t {
+    KEYPLACE_ASSERT(weight > 0 && weight <= total_weight && live_servers <= (1U << 26U));
+    // volatile: every step rounds to float as in libmemcached's build, never fused into an FMA.
+    const volatile float pct = static_cast<float>(weight) / static_cast<float>(total_weight);
+    const volatile float scaled = pct * 160.0F;
+    const volatile float quarter = scaled / 4.0F;
+    const volatile float shares = quarter * static_cast<float>(live_servers);
+    const volatile float nudged = shares + 0.0000000001F;
+    return static_cast<std::uint32_t>(std::floor(nudged)) * 4U;
+}
+
+/// MD5 digests (4 points each) libketama gives a server (ketama.c ketama_create_continuum):
+///   pct = (float)memory / (float)total_memory;  floorf(pct * 40.0 * (float)numservers)
+/// where 40.0 is a double, so the product is double, rounded to float for floorf. 61 equal
+/// servers get 39 digests each, not 40. Preconditions: 0 < weight <= total_weight, servers <= 2^26.
+[[nodiscard]] inline auto libketama_digests(std::uint64_t weight, std::uint64_t total_weight,
+                                            std::uint32_t servers) noexcept -> std::uint32_t {
+    KEYPLACE_ASSERT(weight > 0 && weight <= total_weight && servers <= (1U << 26U));
+    const volatile float pct = static_cast<float>(weight) / static_cast<float>(total_weight);
+    const volatile double scaled = static_cast<double>(pct) * 40.0;
+    const volatile double shares = scaled * static_cast<double>(static_cast<float>(servers));
+    const volatile float rounded = static_cast<float>(shares);
+    return static_cast<std::uint32_t>(std::floor(rounded));
+}
+
+}  // namespace compat
+
+namespace detail {
+
+/// A libmemcached server address split into host and port.
+struct ketama_host_port {
+    std::string_view host;
+    std::uint16_t port = compat::memcached_default_port;
+};
+
+[[nodiscard]] inline auto ketama_parse_port(std::string_view text, std::uint16_t& port) noexcept -> bool {
+    if (text.empty() || text.size() > 5) {
+        return false;
+    }
+    std::uint32_t v = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+        v = v * 10U + static_cast<std::uint32_t>(c - '0');
+    }
+    if (v == 0 || v > 65535U) {
+        return false;
+    }
+    port = static_cast<std::uint16_t>(v);
+    return true;
+}
+
+/// "host", "host:port", "[v6]", "[v6]:port"; more than one ':' without brackets is an IPv6 host.
+[[nodiscard]] inline auto ketama_split_address(std::string_view address, ketama_host_port& out) -> failure {
+    std::string_view host = address;
+    std::string_view port;
+    bool has_port = false;
+    if (!address.empty() && address.front() == '[') {
+        const auto close = address.find(']');
+        if (close == std::string_view::npos ||
+            (close + 1 < address.size() && address[close + 1] != ':')) {
+            return fail(errc::invalid_argument, "server address " + quote(address) + " is not [host] or [host]:port");
+        }
+        host = address.substr(1, close - 1);
+        has_port = close + 1 < address.size();
+        port = has_port ? address.substr(close + 2) : std::string_view{};
+    } else if (const auto colon = address.find(':');
+               colon != std::string_view::npos && address.find(':', colon + 1) == std::string_view::npos) {
+        host = address.substr(0, colon);
+        port = address.substr(colon + 1);
+        has_port = true;
+    }
+    if (host.empty()) {
+        return fail(errc::empty_id, "server address " + quote(address) + " has an empty host");
+    }
+    out.host = host;
+    out.port = compat::memcached_default_port;
+    if (has_port && !ketama_parse_port(port, out.port)) {
+        return fail(errc::invalid_argument,
+                    "server address " + quote(address) + ": port " + quote(port) + " is not 1 to 65535");
+    }
+    return {};
+}
+
+/// Nodes (ids as the client reports servers) and unsorted continuum points of a dialect.
+template <hasher KeyHash>
+[[nodiscard]] auto ketama_generate(compat::ketama_dialect dialect, std::span<const compat::ketama_server> servers,
+                                   std::vector<node>& nodes,
+                                   std::vector<compat::ring_point<std::uint32_t>>& points) -> failure {
+    using compat::ketama_dialect;
+    if (servers.empty()) {
+        return fail(errc::empty_membership, "the server list is empty");
+    }
+    if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 160U) {
+        return fail(errc::invalid_argument, std::to_string(servers.size()) + " servers are too many for a continuum");
+    }
+    const bool memcached = dialect != ketama_dialect::libketama;
+    std::uint64_t total = 0;
+    for (const auto& s : servers) {
+        if (s.address.empty()) {
+            return fail(errc::empty_id, "a server address is empty");
+        }
+        if (s.weight == 0) {
+            return fail(errc::invalid_weight, "server " + quote(s.address) +
+                                                  ": weight 0 (libmemcached stores 0 as 1: pass 1 to match it)");
+        }
+        if (memcached && s.weight > std::numeric_limits<std::uint32_t>::max()) {
+            return fail(errc::invalid_weight, "server " + quote(s.address) + ": weight " +
+                                                  std::to_string(s.weight) + " exceeds libmemcached's 32-bit weights");
+        }
+        if (dialect == ketama_dialect::libmemcached_unweighted && s.weight != 1) {
+            return fail(errc::invalid_weight,
+                        "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
+                            " in the unweighted dialect (libmemcached switches to weighted for weights > 1)");
+        }
+        if (s.weight > std::numeric_limits<std::uint64_t>::max() - total) {
+            return fail(errc::invalid_weight, "server " + quote(s.address) + ": the total weight overflows 64 bits");
+        }
+        total += s.weight;
+    }
+    const auto count = static_cast<std::uint32_t>(servers.size());
+    nodes.clear();
+    points.clear();
+    std::string name;
+    for (std::uint32_t index = 0; index < count; ++index) {
+        const auto& s = servers[index];
+        std::uint32_t strings = 0;
+        std::uint32_t per_string = 4;
+        if (dialect == ketama_dialect::libketama) {
+            name = s.address;
+            strings = compat::libketama_digests(s.weight, total, count);
+            nodes.push_back(node{s.address, static_cast<double>(s.weight), {}});
+        } else {
+            ketama_host_port hp;
+            if (auto f = ketama_split_address(s.address, hp)) {
+                return f;
+            }
+            const std::string port = std::to_string(hp.port);
+            const bool v6 = hp.host.find(':') != std::string_view::npos;
+            std::string id = v6 ? "[" + std::string(hp.host) + "]" : std::string(hp.host);
+            nodes.push_back(node{id + ":" + port, static_cast<double>(s.weight), {}});
+            if (dialect == ketama_dialect::libmemcached_spy) {
+                name = "/" + std::string(hp.host) + ":" + port;
+            } else if (hp.port == compat::memcached_default_port) {
+                name = std::string(hp.host);
+            } else {
+                name = std::string(hp.host) + ":" + port;
+            }
+            if (dialect == ketama_dialect::libmemcached_unweighted) {
+                strings = 100;
+                per_string = 1;
+            } else {
+                strings = compat::libmemcached_points(static_cast<std::uint32_t>(s.weight), total, count) / 4U;
+            }
+        }
+        const std::size_t stem = name.size();
+        for (std::uint32_t i = 0; i < strings; ++i) {
+            name.resize(stem);
+            name += '-';
+            name += std::to_string(i);
+            if (per_string == 1) {
+                points.push_back({static_cast<std::uint32_t>(KeyHash{}(std::string_view(name))), index});
+            } else {
+                const auto digest = md5_digest(std::string_view(name));
+                for (std::size_t w = 0; w < 4; ++w) {
+                    points.push_back({md5_le32(digest, w), index});
+                }
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace detail
+
+namespace compat {
+
+/// The continuum of servers (in order: the server index) under a dialect. Node ids are the
+/// servers as the client names them: libmemcached "host:port" ("[v6]:port"), libketama the
+/// address as given. A server whose share rounds to no points is kept but never picked (so do
+/// both clients). KeyHash hashes keys in locate() and, in libmemcached_unweighted only, the
+/// point strings too. Throws keyplace::error naming the value: no servers (empty_membership),
+/// an empty address or host (empty_id), a bad port (invalid_argument), weight 0, a weight other
+/// than 1 in libmemcached_unweighted, above 2^32 - 1 for libmemcached, or a total above 2^64 - 1
+/// (invalid_weight), two servers with one id (duplicate_id). O(points log points).
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers)
+    -> ketama_ring<KeyHash> {
+    std::vector<node> nodes;
+    std::vector<ring_point<std::uint32_t>> points;
+    if (auto f = keyplace::detail::ketama_generate<KeyHash>(dialect, servers, nodes, points)) {
+        keyplace::detail::throw_error(std::move(f));
+    }
+    return ketama_ring<KeyHash>::build(nodes, std::move(points));
+}
+
+/// As build_ketama(), reporting failure through ec (and an empty optional) instead of throwing.
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers,
+                                    std::error_code& ec) -> std::optional<ketama_ring<KeyHash>> {
+    std::vector<node> nodes;
+    std::vector<ring_point<std::uint32_t>> points;
+    if (auto f = keyplace::detail::ketama_generate<KeyHash>(dialect, servers, nodes, points)) {
+        ec = make_error_code(f.code);
+        return std::nullopt;
+    }
+    return ketama_ring<KeyHash>::try_build(nodes, std::move(points), ec);
+}
+
+}  // namespace compat
+KEYPLACE_NAMESPACE_END
+
+#endif
