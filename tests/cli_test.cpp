@@ -381,3 +381,43 @@ TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cl
                    "--min-ring-size 'x'");
     expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b=1.5"}, "k\n"), 1, "1.5");
 }
+
+TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[cli][ketama]") {
+    // reference/algorithms.md §4.1-4.2: libmemcached's fixture servers and sample rows (weighted
+    // and spy), libketama's test.sh first keys, and the rows run on libmemcached 1.1.4.
+    const std::string fixture =
+        "10.0.1.1:11211=600,10.0.1.2:11211=300,10.0.1.3:11211=200,10.0.1.4:11211=350,"
+        "10.0.1.5:11211=1000,10.0.1.6:11211=800,10.0.1.7:11211=950,10.0.1.8:11211=100";
+    CHECK(run_cli({"locate", "--strategy", "ketama", "--nodes", fixture}, "SVa_]_V41)\nERR:EC58G>\n1I=cTMNTKF\n").out ==
+          "10.0.1.7:11211\n10.0.1.7:11211\n10.0.1.5:11211\n");
+    CHECK(run_cli({"locate", "--strategy", "ketama-spy", "--nodes", fixture}, "SVa_]_V41)\n1I=cTMNTKF\n").out ==
+          "10.0.1.2:11211\n10.0.1.4:11211\n");
+    CHECK(run_cli({"locate", "--strategy", "libketama", "--nodes", fixture}, "0\n1\n2\n").out ==
+          "10.0.1.1:11211\n10.0.1.5:11211\n10.0.1.6:11211\n");
+    const std::string three = "10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11212";
+    const std::string keys = "test\nfoo\nbar\nhello\n0\n1\n2\n3\nkey1\nkey2\n";
+    auto ids = [](const std::string& indices) {
+        std::string out;
+        for (const char c : indices) {
+            out += "10.0.0." + std::string(1, static_cast<char>(c + 1)) + (c == '2' ? ":11212\n" : ":11211\n");
+        }
+        return out;
+    };
+    CHECK(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", three}, keys).out == ids("1101000101"));
+    CHECK(run_cli({"locate", "--strategy", "ketama-unweighted", "--hash", "md5-ketama", "--nodes", three}, keys).out ==
+          ids("2212221101"));
+    CHECK(run_cli({"locate", "--strategy", "ketama", "--nodes", three}, keys).out == ids("0111222120"));
+    // The default port is implied: "10.0.0.1" is 10.0.0.1:11211.
+    CHECK(run_cli({"locate", "--strategy", "ketama", "--nodes", "10.0.0.1,10.0.0.2,10.0.0.3:11212"}, keys).out ==
+          ids("0111222120"));
+    CHECK(run_cli({"hash", "--function", "md5-ketama"}, "test\nfoo\n\n").out == "3446378249\n3675831724\n3649838548\n");
+    CHECK(run_cli({"hash", "--function", "one-at-a-time"}, "hello\n").out == "3372029979\n");
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a=1.5"}, "k\n"), 1,
+                   "ketama weight 1.5 of server 'a' is not a whole number");
+    expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a=2,b"}, "k\n"), 1, "weight");
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a:99999"}, "k\n"), 1, "99999");
+    expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
+                   "not a key hash of ketama-unweighted");
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a", "--hash", "md5-ketama"}, "k\n"), 2,
+                   "--hash applies only to");
+}

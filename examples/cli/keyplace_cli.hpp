@@ -6,6 +6,7 @@
 #include <keyplace/keyplace.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -32,7 +33,8 @@ inline constexpr int exit_usage = 2;
 
 inline constexpr std::string_view usage_text =
     "usage:\n"
-    "  keyplace-cli hash --function xxh3|xxh64|crc16-redis|murmur3-cassandra|murmur2-envoy\n"
+    "  keyplace-cli hash --function xxh3|xxh64|md5-ketama|one-at-a-time|crc16-redis|murmur3-cassandra|\n"
+    "      murmur2-envoy; md5-ketama, one-at-a-time: memcached clients' 32-bit key hashes, decimal\n"
     "      xxh3/xxh64: 16 hex digits; crc16-redis: the Redis Cluster slot; murmur3-cassandra:\n"
     "      the signed Murmur3Partitioner token of the line's bytes (a text key); murmur2-envoy:\n"
     "      Envoy's MURMUR_HASH_2 (libstdc++ std::hash<std::string>), unsigned decimal\n"
@@ -41,6 +43,9 @@ inline constexpr std::string_view usage_text =
     "      order, weight 1), maglev (--table-size, a prime, default 65537), modulo (baseline)\n"
     "      [--replicas N [--spread node|rack|zone|region] [--on-shortfall fail|relax]]: N copies\n"
     "      per key, comma-separated in order, then ' degraded' when too few domains were relaxed\n"
+    "      S: ketama (libmemcached KETAMA_WEIGHTED), ketama-spy (spymemcached strings),\n"
+    "      ketama-unweighted [--hash one-at-a-time|md5-ketama] (libmemcached KETAMA),\n"
+    "      libketama: ids are server addresses (host[:port]), weights whole numbers\n"
     "      S: envoy-ring [--min-ring-size N] [--max-ring-size N] [--hash xxh64|murmur2-envoy],\n"
     "      envoy-maglev [--table-size M]: Envoy's RING_HASH and MAGLEV, ids = the strings Envoy\n"
     "      hashes (ip:port), whole-number weights, keys hashed with XXH64\n"
@@ -451,9 +456,10 @@ inline auto percent(double f) -> std::string {
 
 inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
     const std::string fn = opt.required("function");
-    if (fn != "xxh3" && fn != "xxh64" && fn != "crc16-redis" && fn != "murmur3-cassandra" && fn != "murmur2-envoy") {
+    if (fn != "xxh3" && fn != "xxh64" && fn != "crc16-redis" && fn != "murmur3-cassandra" && fn != "murmur2-envoy" &&
+        fn != "md5-ketama" && fn != "one-at-a-time") {
         usage_error("unknown hash function " + quote(fn) +
-                    " (known: xxh3, xxh64, crc16-redis, murmur3-cassandra, murmur2-envoy)");
+                    " (known: xxh3, xxh64, md5-ketama, one-at-a-time, crc16-redis, murmur3-cassandra, murmur2-envoy)");
     }
     std::vector<std::string> digests;
     for (const auto& k : read_keys(in)) {
@@ -462,6 +468,10 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
             digest = std::to_string(keyplace::compat::redis_slot(k));  // the slot, decimal
         } else if (fn == "murmur3-cassandra") {
             digest = std::to_string(keyplace::compat::cassandra_token(keyplace::key_bytes(std::string_view(k))));
+        } else if (fn == "md5-ketama") {
+            digest = std::to_string(keyplace::compat::md5_ketama{}(std::string_view(k)));
+        } else if (fn == "one-at-a-time") {
+            digest = std::to_string(keyplace::compat::one_at_a_time{}(std::string_view(k)));
         } else if (fn == "murmur2-envoy") {
             digest = std::to_string(keyplace::compat::murmur2_64{}(std::string_view(k)));  // as Envoy's ring prints it
         } else {
@@ -485,7 +495,21 @@ inline auto cmd_hash(const options& opt, std::istream& in) -> std::string {
 
 /// The strategies keyplace-cli knows, for messages.
 inline constexpr std::string_view strategy_names =
-    "ring, rendezvous, jump, jump-guava, maglev, modulo, envoy-ring, envoy-maglev, cassandra, redis";
+    "ring, rendezvous, jump, jump-guava, maglev, modulo, ketama, ketama-spy, ketama-unweighted, libketama, "
+    "envoy-ring, envoy-maglev, cassandra, redis";
+
+/// The ketama servers of SPEC: ids as addresses, weights as whole numbers.
+inline auto ketama_servers(const std::string& spec) -> std::vector<keyplace::compat::ketama_server> {
+    std::vector<keyplace::compat::ketama_server> servers;
+    for (const auto& n : parse_spec(spec)) {
+        if (n.weight != std::floor(n.weight) || n.weight > 18446744073709549568.0) {
+            input_error("ketama weight " + keyplace::detail::format_weight(n.weight) + " of server " + quote(n.id) +
+                        " is not a whole number");
+        }
+        servers.push_back({n.id, static_cast<std::uint64_t>(n.weight)});
+    }
+    return servers;
+}
 
 /// Builds the strategy named by --strategy over the nodes of spec and calls use(strategy).
 template <class Use>
@@ -520,8 +544,9 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
     const auto hash = opt.get("hash");
     const bool known = strategy == "ring" || strategy == "modulo" || strategy == "rendezvous" ||
                        strategy == "jump" || strategy == "jump-guava" || strategy == "maglev" ||
-                       strategy == "envoy-ring" || strategy == "envoy-maglev" || strategy == "cassandra" ||
-                       strategy == "redis";
+                       strategy == "ketama" || strategy == "ketama-spy" || strategy == "ketama-unweighted" ||
+                       strategy == "libketama" || strategy == "envoy-ring" || strategy == "envoy-maglev" ||
+                       strategy == "cassandra" || strategy == "redis";
     if (!known) {
         usage_error("unknown strategy " + quote(strategy) + " (known: " + std::string(strategy_names) + ")");
     }
@@ -534,13 +559,30 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
     if (strategy != "envoy-ring" && (min_ring || max_ring)) {
         usage_error("--min-ring-size and --max-ring-size apply only to --strategy envoy-ring");
     }
-    if (hash && strategy != "envoy-ring") {
-        usage_error("--hash applies only to --strategy envoy-ring");
+    if (hash && strategy != "envoy-ring" && strategy != "ketama-unweighted") {
+        usage_error("--hash applies only to --strategy envoy-ring and ketama-unweighted");
     }
-    if (hash && *hash != "xxh64" && *hash != "murmur2-envoy") {
+    if (hash && strategy == "envoy-ring" && *hash != "xxh64" && *hash != "murmur2-envoy") {
         usage_error("--hash " + quote(*hash) + " is not an entry hash of envoy-ring (xxh64, murmur2-envoy)");
     }
+    if (hash && strategy == "ketama-unweighted" && *hash != "one-at-a-time" && *hash != "md5-ketama") {
+        usage_error("--hash " + quote(*hash) + " is not a key hash of ketama-unweighted (one-at-a-time, md5-ketama)");
+    }
     try {
+        using keyplace::compat::ketama_dialect;
+        if (strategy == "ketama" || strategy == "ketama-spy" || strategy == "libketama") {
+            const auto dialect = strategy == "ketama"       ? ketama_dialect::libmemcached_weighted
+                                 : strategy == "ketama-spy" ? ketama_dialect::libmemcached_spy
+                                                            : ketama_dialect::libketama;
+            return use(keyplace::compat::build_ketama(dialect, ketama_servers(spec)));
+        }
+        if (strategy == "ketama-unweighted") {
+            if (hash == "md5-ketama") {
+                return use(keyplace::compat::build_ketama(ketama_dialect::libmemcached_unweighted, ketama_servers(spec)));
+            }
+            return use(keyplace::compat::build_ketama<keyplace::compat::one_at_a_time>(ketama_dialect::libmemcached_unweighted,
+                                                                                      ketama_servers(spec)));
+        }
         if (strategy == "envoy-ring") {
             keyplace::compat::envoy_ring_hash_config cfg;
             cfg.min_ring_size = min_ring.value_or(cfg.min_ring_size);
