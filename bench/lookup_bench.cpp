@@ -208,6 +208,42 @@ void maglev_build(benchmark::State& state) {
     }
 }
 
+// Our libmemcached-compatible weighted ketama (compat::build_ketama): the same servers and job
+// as libmemcached_ketama_locate below, MD5 of the key included, in the same process.
+auto ketama_servers(std::int64_t n) -> std::vector<keyplace::compat::ketama_server> {
+    std::vector<keyplace::compat::ketama_server> servers;
+    for (std::int64_t i = 0; i < n; ++i) {
+        servers.push_back({"10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) + ":11211", 1});
+    }
+    return servers;
+}
+void compat_ketama_locate(benchmark::State& state) {
+    const auto ring = keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted,
+                                                     ketama_servers(state.range(0)));
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&keyplace::locate(ring, keys()[i++ & (key_count - 1)]));
+    }
+}
+BENCHMARK(compat_ketama_locate)->Arg(10)->Arg(100);
+// Envoy's ring hash at its default 1024 entries, and Envoy's Maglev at 65537, from a key.
+void compat_envoy_ring_locate(benchmark::State& state) {
+    const auto lb = keyplace::compat::envoy_ring_hash::build(make_nodes(static_cast<std::size_t>(state.range(0))));
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&keyplace::locate(lb, keys()[i++ & (key_count - 1)]));
+    }
+}
+BENCHMARK(compat_envoy_ring_locate)->Arg(10)->Arg(100);
+void compat_envoy_maglev_locate(benchmark::State& state) {
+    const auto lb = keyplace::compat::envoy_maglev::build(make_nodes(static_cast<std::size_t>(state.range(0))));
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&keyplace::locate(lb, keys()[i++ & (key_count - 1)]));
+    }
+}
+BENCHMARK(compat_envoy_maglev_locate)->Arg(10)->Arg(100);
+
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 // libmemcached 1.1's own weighted ketama (MD5 of the key, 160 points per server): a real peer
 // doing the same job, hashing included. Compare with ring_locate at the same node count.

@@ -3,6 +3,7 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/compat/point_ring.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/ring.hpp>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -536,4 +538,33 @@ TEST_CASE("ring: pick_n with more slots than nodes writes size() and no more", "
     std::set<std::uint32_t> distinct{out[0].value, out[1].value, out[2].value};
     CHECK(distinct == std::set<std::uint32_t>{0, 1, 2});
     CHECK(r.pick_n(12345, std::span<node_index>()) == 0);
+}
+
+TEST_CASE("compat::point_ring: lookup is lower_bound with wrap, the first of equal points", "[ring]") {
+    // Against std::lower_bound on the sorted points, for every size 1..200, with duplicates
+    // (small point ranges) and probes on, between and beyond the points.
+    using ring32 = keyplace::compat::point_ring<std::uint32_t, keyplace::xxh3>;
+    const std::vector<keyplace::node> nodes{{"a"}, {"b"}, {"c"}};
+    std::mt19937_64 gen(7);
+    for (std::size_t size = 1; size <= 200; ++size) {
+        std::vector<keyplace::compat::ring_point<std::uint32_t>> pts;
+        const std::uint32_t range = size % 2 == 0 ? 64U : 0xffffffffU;
+        for (std::size_t i = 0; i < size; ++i) {
+            pts.push_back({static_cast<std::uint32_t>(gen() % range), static_cast<std::uint32_t>(gen() % 3)});
+        }
+        const auto r = ring32::build(nodes, pts);
+        const auto points = r.points();
+        REQUIRE(std::is_sorted(points.begin(), points.end()));
+        for (int q = 0; q < 200; ++q) {
+            const std::uint32_t probe = q % 3 == 0 ? points[gen() % size] : static_cast<std::uint32_t>(gen() % range);
+            const auto it = std::lower_bound(points.begin(), points.end(), probe);
+            const auto expected = it == points.end() ? 0 : static_cast<std::size_t>(it - points.begin());
+            INFO("size " << size << " probe " << probe);
+            REQUIRE(r.entry_of(probe) == expected);
+            REQUIRE(r.pick(probe) == r.owners()[expected]);
+        }
+        if (points.back() != 0xffffffffU) {
+            REQUIRE(r.entry_of(0xffffffffU) == 0);  // past the last point: wraps to the first
+        }
+    }
 }

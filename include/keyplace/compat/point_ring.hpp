@@ -98,9 +98,18 @@ public:
     /// The index into points() of the entry that owns point: the first point >= point (the
     /// first of a run of equal points), or 0 past the last point. O(log T).
     [[nodiscard]] auto entry_of(std::uint64_t hash) const noexcept -> std::size_t {
+        // std::lower_bound's answer by a branch-free halving (a conditional move a step rather
+        // than a mispredicted branch): base ends on the last point < p, or on the first point.
         const Point p = to_point(hash);
-        const auto it = std::lower_bound(points_.begin(), points_.end(), p);
-        return it == points_.end() ? 0 : static_cast<std::size_t>(it - points_.begin());
+        const Point* base = points_.data();
+        std::size_t n = points_.size();
+        while (n > 1) {
+            const std::size_t half = n / 2;
+            base = base[half] < p ? base + half : base;
+            n -= half;
+        }
+        const auto at = static_cast<std::size_t>(base - points_.data()) + (*base < p ? 1U : 0U);
+        return at == points_.size() ? 0 : at;
     }
 
     /// The owner of a hashed key: the first point >= point, wrapping to the first point.

@@ -27,23 +27,29 @@ public:
         for (const std::byte b : bytes) {
             put(static_cast<std::uint8_t>(b));
         }
+        length_ += bytes.size();
     }
     constexpr void update(std::string_view bytes) noexcept {
         for (const char c : bytes) {
             put(static_cast<std::uint8_t>(c));
         }
+        length_ += bytes.size();
     }
 
     /// Pads, appends the bit length (mod 2^64) and returns the digest. Call once.
     [[nodiscard]] constexpr auto finish() noexcept -> md5_digest_bytes {
         const std::uint64_t bits = length_ * 8U;
-        put(0x80);
-        while (fill_ != 56) {
-            put(0);
+        block_[fill_++] = 0x80;
+        if (fill_ > 56) {
+            zero_to(64);
+            compress();
+            fill_ = 0;
         }
-        for (unsigned i = 0; i < 8; ++i) {
-            put(static_cast<std::uint8_t>((bits >> (8U * i)) & 0xffU));
+        zero_to(56);
+        for (std::size_t i = 0; i < 8; ++i) {
+            block_[56 + i] = static_cast<std::uint8_t>((bits >> (8U * i)) & 0xffU);
         }
+        compress();
         md5_digest_bytes out{};
         for (std::size_t w = 0; w < 4; ++w) {
             for (std::size_t b = 0; b < 4; ++b) {
@@ -56,10 +62,14 @@ public:
 private:
     constexpr void put(std::uint8_t byte) noexcept {
         block_[fill_++] = byte;
-        ++length_;
         if (fill_ == 64) {
             compress();
             fill_ = 0;
+        }
+    }
+    constexpr void zero_to(std::size_t end) noexcept {
+        for (std::size_t i = fill_; i < end; ++i) {
+            block_[i] = 0;
         }
     }
 
@@ -91,21 +101,27 @@ private:
         std::uint32_t b = state_[1];
         std::uint32_t c = state_[2];
         std::uint32_t d = state_[3];
-        for (std::size_t i = 0; i < 64; ++i) {
-            const std::size_t round = i / 16;
-            std::uint32_t f = 0;
-            std::size_t k = 0;
-            switch (round) {
-                case 0: f = (b & c) | (~b & d); k = i; break;
-                case 1: f = (b & d) | (c & ~d); k = (1 + 5 * i) % 16; break;
-                case 2: f = b ^ c ^ d; k = (5 + 3 * i) % 16; break;
-                default: f = c ^ (b | ~d); k = (7 * i) % 16; break;
-            }
-            const std::uint32_t rotated = rotl(a + f + x[k] + sine_table[i], shifts[4 * round + i % 4]);
+        // One step of round r: a = b + rotl(a + f(b, c, d) + x[k] + T[i], s), then the words
+        // rotate (a, b, c, d) <- (d, a', b, c). The four rounds are separate loops so each
+        // unrolls with its own f and message-word order.
+        auto step = [&](std::uint32_t f, std::size_t i, std::size_t k, unsigned s) noexcept {
+            const std::uint32_t next = b + rotl(a + f + x[k] + sine_table[i], s);
             a = d;
             d = c;
             c = b;
-            b = b + rotated;
+            b = next;
+        };
+        for (std::size_t i = 0; i < 16; ++i) {
+            step((b & c) | (~b & d), i, i, shifts[i % 4]);
+        }
+        for (std::size_t i = 16; i < 32; ++i) {
+            step((b & d) | (c & ~d), i, (1 + 5 * i) % 16, shifts[4 + i % 4]);
+        }
+        for (std::size_t i = 32; i < 48; ++i) {
+            step(b ^ c ^ d, i, (5 + 3 * i) % 16, shifts[8 + i % 4]);
+        }
+        for (std::size_t i = 48; i < 64; ++i) {
+            step(c ^ (b | ~d), i, (7 * i) % 16, shifts[12 + i % 4]);
         }
         state_[0] += a;
         state_[1] += b;
