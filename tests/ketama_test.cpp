@@ -213,25 +213,91 @@ TEST_CASE("ketama: libmemcached 1.1.4 runs (three servers, one on port 11212)", 
     CHECK(weighted.nodes()[2].id == "10.0.0.3:11212");
 }
 
-TEST_CASE("ketama: node-hashring fixture lines (ketama.txt, pylibmc.txt)", "[ketama][golden]") {
-    std::vector<ketama_server> python_ketama;
-    for (std::uint64_t w = 1; w <= 5; ++w) {
-        python_ketama.push_back({"0.0.0." + std::to_string(w), w});
-    }
-    const std::vector<ketama_server> pylibmc{
-        {"0.0.0.1:11211"}, {"0.0.0.2:11211"}, {"0.0.0.3"}, {"0.0.0.4:11213"}, {"0.0.0.5:11212"}};
-    const auto k = build_ketama(ketama_dialect::libketama, python_ketama);
-    const auto p = build_ketama(ketama_dialect::libmemcached_weighted, pylibmc);
-    const auto rows = golden_records("ketama/node_hashring_first_lines.txt");
-    REQUIRE(rows.size() == 10);
-    for (const auto& f : rows) {
-        INFO(f[0] << " " << f[1]);
-        if (f[0] == "ketama.txt") {
-            CHECK(owner(k, f[1]) == f[2]);
+namespace {
+// A node-hashring fixture as stored: servers, the published file's MD5, then one digit per key.
+struct hashring_fixture {
+    std::vector<std::string> servers;
+    std::string md5;
+    std::string digits;
+};
+auto load_hashring_fixture(const std::string& name) -> hashring_fixture {
+    hashring_fixture f;
+    for (const auto& r : golden_records("ketama/" + name)) {
+        if (r[0] == "servers") {
+            f.servers.assign(r.begin() + 1, r.end());
+        } else if (r[0] == "md5") {
+            f.md5 = r[1];
         } else {
-            CHECK(pylibmc[p.pick(md5_ketama{}(f[1])).value].address == f[2]);
+            f.digits += r[0];
         }
     }
+    return f;
+}
+}  // namespace
+
+TEST_CASE("ketama: the node-hashring fixtures, 100000 keys each (libketama, Python hash_ring, pylibmc)", "[ketama][golden]") {
+    // tests/golden/ketama/node_hashring_*.txt re-encode 3rd-Eden/node-hashring's
+    // tests/fixtures/{ketama,hash_ring,pylibmc}.txt (npm hashring 3.2.0): expanding the digits
+    // must give back the published file exactly (its MD5), and every line must be our placement.
+    struct fixture_case {
+        std::string file;
+        ketama_dialect dialect;
+        std::vector<std::uint64_t> weights;
+    };
+    const std::vector<fixture_case> cases{
+        {"node_hashring_ketama.txt", ketama_dialect::libketama, {1, 2, 3, 4, 5}},
+        {"node_hashring_hash_ring.txt", ketama_dialect::python_hash_ring, {1, 2, 3, 4, 5}},
+        {"node_hashring_pylibmc.txt", ketama_dialect::libmemcached_weighted, {1, 1, 1, 1, 1}},
+    };
+    for (const auto& c : cases) {
+        INFO(c.file);
+        const auto f = load_hashring_fixture(c.file);
+        REQUIRE(f.servers.size() == 5);
+        REQUIRE(f.digits.size() == 100000);
+        keyplace::detail::md5 whole;
+        for (std::size_t i = 0; i < f.digits.size(); ++i) {
+            whole.update(std::to_string(i) + " " + f.servers.at(static_cast<std::size_t>(f.digits[i] - '1')) + "\n");
+        }
+        CHECK(hex(whole.finish()) == f.md5);
+        std::vector<ketama_server> servers;
+        for (std::size_t i = 0; i < 5; ++i) {
+            servers.push_back({f.servers[i], c.weights[i]});
+        }
+        std::size_t wrong = 0;
+        auto check = [&](const auto& ring) {
+            for (std::size_t i = 0; i < f.digits.size(); ++i) {
+                const auto expected = static_cast<std::uint32_t>(f.digits[i] - '1');
+                wrong += keyplace::locate(ring, std::to_string(i)).id == ring.nodes()[expected].id ? 0 : 1;
+            }
+        };
+        if (c.dialect == ketama_dialect::python_hash_ring) {
+            check(build_ketama<keyplace::compat::md5_hash_ring>(c.dialect, servers));
+        } else {
+            check(build_ketama(c.dialect, servers));
+        }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("ketama: Python hash_ring's bisect_right differs from ketama only on exact hits", "[ketama]") {
+    // Two nodes of weight 1: floor(40 * 2 * 1 / 2) = 40 digests each, 3 points a digest.
+    const std::vector<ketama_server> nodes{{"a", 1}, {"b", 1}};
+    const auto ring = build_ketama<keyplace::compat::md5_hash_ring>(ketama_dialect::python_hash_ring, nodes);
+    CHECK(ring.points().size() == 240);
+    const auto first = ring.points()[0];
+    const auto last = ring.points().back();
+    // A key hash equal to a point goes to the next point (bisect_right), not that point.
+    const auto at = ring.entry_of(std::uint64_t{first} + 1U);
+    CHECK(at == 1);
+    // Past the last point, and exactly at it, the lookup wraps to the first point.
+    CHECK(ring.entry_of(std::uint64_t{last} + 1U) == 0);
+    CHECK(ring.entry_of(std::uint64_t{0xffffffffU} + 1U) == 0);
+    // The key hash is the MD5 word + 1: a key whose word equals a point goes past it.
+    CHECK(keyplace::compat::md5_hash_ring{}("test") == std::uint64_t{3446378249U} + 1U);
+    expect_error([&] { return build_ketama(ketama_dialect::python_hash_ring, nodes); }, errc::invalid_argument,
+                 "build_ketama<md5_hash_ring>");
+    expect_error([&] { return build_ketama<keyplace::compat::md5_hash_ring>(ketama_dialect::libketama, nodes); },
+                 errc::invalid_argument, "python_hash_ring");
 }
 
 TEST_CASE("ketama: single-precision point counts, where they fall short of the exact share", "[ketama]") {

@@ -27,6 +27,7 @@
 
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/config.hpp>
+#include <keyplace/detail/math.hpp>
 #include <keyplace/detail/md5.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
@@ -43,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -114,6 +116,19 @@ struct one_at_a_time_unsigned {
     }
 };
 
+/// Python hash_ring's lookup as a key hash: bisect.bisect (bisect_right) finds the first point
+/// strictly greater than the key's MD5 word, which is the first point >= that word + 1; a word
+/// of 2^32 - 1 becomes 2^32, which the 32-bit continuum reads as 0, so it wraps to the first
+/// point as bisect_right's end does. The values are lookup positions, not hashes to print.
+struct md5_hash_ring {
+    [[nodiscard]] constexpr auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint64_t {
+        return std::uint64_t{md5_ketama{}(bytes)} + 1U;
+    }
+    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint64_t {
+        return std::uint64_t{md5_ketama{}(bytes)} + 1U;
+    }
+};
+
 /// memcached's default port; libmemcached leaves it out of point strings.
 inline constexpr std::uint16_t memcached_default_port = 11211;
 
@@ -142,6 +157,10 @@ enum class ketama_dialect {
     libmemcached_unweighted,
     /// last.fm libketama (RJ/ketama ketama.c, also its python/PHP/Java bindings).
     libketama,
+    /// Python hash_ring (Amir Salihefendic; also npm hashring's 'hash_ring' compatibility):
+    /// the node name as given, floor(40 * n * w / total) MD5 digests of "<name>-<j>", 3
+    /// little-endian points each, bisect_right lookup. Build with build_ketama<md5_hash_ring>.
+    python_hash_ring,
 };
 
 /// A ketama continuum whose keys are hashed with KeyHash (libmemcached's MEMCACHED_BEHAVIOR_HASH;
@@ -152,6 +171,8 @@ using ketama_ring = point_ring<std::uint32_t, KeyHash>;
 using ketama = ketama_ring<md5_ketama>;
 /// libmemcached's unweighted continuum with its default key hash (on signed-char platforms).
 using ketama_one_at_a_time = ketama_ring<one_at_a_time>;
+/// Python hash_ring's continuum (ketama_dialect::python_hash_ring).
+using python_hash_ring = ketama_ring<md5_hash_ring>;
 
 /// Points libmemcached 1.1.x gives a server in its weighted and spy modes (hosts.cc
 /// update_continuum), in its own single-precision steps:
@@ -258,7 +279,12 @@ template <hasher KeyHash>
     if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 160U) {
         return fail(errc::invalid_argument, std::to_string(servers.size()) + " servers are too many for a continuum");
     }
-    const bool memcached = dialect != ketama_dialect::libketama;
+    if ((dialect == ketama_dialect::python_hash_ring) != std::is_same_v<KeyHash, compat::md5_hash_ring>) {
+        return fail(errc::invalid_argument, "ketama_dialect::python_hash_ring goes with build_ketama<md5_hash_ring> "
+                                            "(bisect_right lookup), and md5_hash_ring with it only");
+    }
+    const bool verbatim = dialect == ketama_dialect::libketama || dialect == ketama_dialect::python_hash_ring;
+    const bool memcached = !verbatim;
     std::uint64_t total = 0;
     for (const auto& s : servers) {
         if (s.address.empty()) {
@@ -290,9 +316,15 @@ template <hasher KeyHash>
         const auto& s = servers[index];
         std::uint32_t strings = 0;
         std::uint32_t per_string = 4;
-        if (dialect == ketama_dialect::libketama) {
+        if (verbatim) {
             name = s.address;
-            strings = compat::libketama_digests(s.weight, total, count);
+            if (dialect == ketama_dialect::libketama) {
+                strings = compat::libketama_digests(s.weight, total, count);
+            } else {
+                // Python 2's exact integer division: floor(40 * n * w / total).
+                strings = static_cast<std::uint32_t>(div_floor(mul_wide(40U * std::uint64_t{count}, s.weight), total));
+                per_string = 3;
+            }
             nodes.push_back(node{s.address, static_cast<double>(s.weight), {}});
         } else {
             ketama_host_port hp;
@@ -326,7 +358,7 @@ template <hasher KeyHash>
                 points.push_back({static_cast<std::uint32_t>(KeyHash{}(std::string_view(name))), index});
             } else {
                 const auto digest = md5_digest(std::string_view(name));
-                for (std::size_t w = 0; w < 4; ++w) {
+                for (std::size_t w = 0; w < per_string; ++w) {
                     points.push_back({md5_le32(digest, w), index});
                 }
             }

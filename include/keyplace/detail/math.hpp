@@ -58,6 +58,23 @@ struct u128 {
 }
 
 /// Whether a * b < c * d, exactly (products up to 2^128).
+/// floor(n / d) for d > 0 when the quotient fits in 64 bits (bitwise long division).
+[[nodiscard]] constexpr auto div_floor(const u128& n, std::uint64_t d) noexcept -> std::uint64_t {
+    std::uint64_t q = 0;
+    std::uint64_t r = 0;
+    for (int i = 127; i >= 0; --i) {
+        const bool carry = (r >> 63U) != 0;
+        const std::uint64_t bit = i >= 64 ? (n.hi >> static_cast<unsigned>(i - 64)) & 1U : (n.lo >> static_cast<unsigned>(i)) & 1U;
+        r = (r << 1U) | bit;
+        q <<= 1U;
+        if (carry || r >= d) {
+            r -= d;
+            q |= 1U;
+        }
+    }
+    return q;
+}
+
 [[nodiscard]] constexpr auto product_less(std::uint64_t a, std::uint64_t b, std::uint64_t c,
                                           std::uint64_t d) noexcept -> bool {
 #if defined(__SIZEOF_INT128__)
