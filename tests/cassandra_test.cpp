@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -261,6 +263,101 @@ auto two_pass_sets(const cassandra_ring& r, std::int64_t token, const std::vecto
 }
 }  // namespace
 
+namespace {
+// Cassandra 4.0+'s calculateNaturalReplicas as structured there, independently of the library:
+// per datacenter a count left (min(rf, nodes)) and rack repeats left (rf - racks), one set of
+// seen (dc, rack) pairs, one walk over the sorted tokens from the key's.
+auto cassandra4_order(const std::vector<cassandra_endpoint>& eps, std::int64_t token,
+                      const std::vector<dc_replication>& rf) -> std::vector<std::string> {
+    std::vector<std::pair<std::int64_t, std::size_t>> ring;
+    std::map<std::string, std::int64_t> nodes;
+    std::map<std::string, std::set<std::string>> racks;
+    for (std::size_t i = 0; i < eps.size(); ++i) {
+        for (const auto t : eps[i].tokens) {
+            ring.emplace_back(t, i);
+        }
+        ++nodes[eps[i].dc];
+        racks[eps[i].dc].insert(eps[i].rack);
+    }
+    std::sort(ring.begin(), ring.end());
+    struct dc_state {
+        std::int64_t left;
+        std::int64_t repeats;
+    };
+    std::map<std::string, dc_state> dcs;
+    std::size_t to_fill = 0;
+    for (const auto& [dc, factor] : rf) {
+        if (factor > 0 && nodes[dc] > 0) {
+            dcs[dc] = {std::min<std::int64_t>(factor, nodes[dc]),
+                       static_cast<std::int64_t>(factor) - static_cast<std::int64_t>(racks[dc].size())};
+            ++to_fill;
+        }
+    }
+    std::vector<std::string> out;
+    std::set<std::pair<std::string, std::string>> seen;
+    const auto start = static_cast<std::size_t>(
+        std::lower_bound(ring.begin(), ring.end(), std::pair<std::int64_t, std::size_t>(token, 0)) - ring.begin());
+    for (std::size_t k = 0; k < ring.size() && to_fill > 0; ++k) {
+        const auto& e = eps[ring[(start + k) % ring.size()].second];
+        const auto it = dcs.find(e.dc);
+        if (it == dcs.end() || it->second.left == 0 || std::find(out.begin(), out.end(), e.id) != out.end()) {
+            continue;
+        }
+        if (!seen.insert({e.dc, e.rack}).second) {
+            if (it->second.repeats <= 0) {
+                continue;
+            }
+            --it->second.repeats;
+        }
+        out.push_back(e.id);
+        if (--it->second.left == 0) {
+            --to_fill;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("cassandra: NetworkTopologyStrategy order equals a Cassandra 4.0-structured walk", "[cassandra][ring]") {
+    // Small token ranges, so every token is probed: hits, gaps and wraps.
+    std::mt19937_64 gen(4);
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<cassandra_endpoint> eps;
+        std::set<std::int64_t> used;
+        const auto count = 1 + gen() % 12;
+        const auto dcs = 1 + gen() % 3;
+        for (std::size_t i = 0; i < count; ++i) {
+            cassandra_endpoint e{"n" + std::to_string(i), {}, "dc" + std::to_string(gen() % dcs), "r" + std::to_string(gen() % 3)};
+            for (auto t = 1 + gen() % 4; t > 0; --t) {
+                std::int64_t x = 0;
+                do {
+                    x = static_cast<std::int64_t>(gen() % 200) - 100;
+                } while (!used.insert(x).second);
+                e.tokens.push_back(x);
+            }
+            eps.push_back(std::move(e));
+        }
+        const auto r = cassandra_ring::build(eps);
+        std::vector<dc_replication> rf;
+        for (const auto& e : eps) {
+            if (std::none_of(rf.begin(), rf.end(), [&](const auto& d) { return d.dc == e.dc; })) {
+                rf.push_back({e.dc, static_cast<std::uint32_t>(gen() % 6)});
+            }
+        }
+        const auto plan = r.network_topology(rf);
+        std::vector<node_index> out(plan.replica_count());
+        for (std::int64_t token = -102; token <= 102; ++token) {
+            const auto got = r.network_topology_replicas(token, plan, out);
+            std::vector<std::string> ids;
+            for (std::size_t i = 0; i < got; ++i) {
+                ids.push_back(r.nodes()[out[i].value].id);
+            }
+            INFO("trial " << trial << " token " << token);
+            REQUIRE(ids == cassandra4_order(eps, token, rf));
+        }
+    }
+}
+
 TEST_CASE("cassandra: NetworkTopologyStrategy sets equal Cassandra 2.x's two-pass sets", "[cassandra][ring]") {
     std::mt19937_64 gen(20261130);
     for (int trial = 0; trial < 200; ++trial) {
@@ -307,6 +404,7 @@ TEST_CASE("cassandra: bad rings and replication options are refused, naming the 
     expect_error([] { return cassandra_ring::build({{"a", {1}}, {"b", {2, 1}}}); }, errc::invalid_argument,
                  "token 1 is owned by both 'a' and 'b'");
     expect_error([] { return cassandra_ring::build({{"a", {}}}); }, errc::invalid_argument, "node 'a' has no tokens");
+    expect_error([] { return cassandra_ring::build({{"a", {5, 5}}}); }, errc::invalid_argument, "node 'a' lists token 5 twice");
     expect_error([] { return cassandra_ring::build({{"a", {1}, ""}}); }, errc::invalid_argument, "empty datacenter");
     expect_error([] { return cassandra_ring::build({{"a", {1}, "dc", ""}}); }, errc::invalid_argument, "empty rack");
     expect_error([] { return cassandra_ring::build({{"a", {1}}, {"a", {2}}}); }, errc::duplicate_id, "'a'");

@@ -421,3 +421,17 @@ TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[
     expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a", "--hash", "md5-ketama"}, "k\n"), 2,
                    "--hash applies only to");
 }
+
+TEST_CASE("cli: points and factors beyond a mode's range are refused or capped", "[cli][errors]") {
+    // Cassandra allows an RF above the node count: every node once, no giant buffer.
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--prehashed", "--nodes", "a=0,b=10", "--replication", "4000000000"},
+                  "-1\n")
+              .out == "a,b\n");
+    // A pre-hashed point the strategy would truncate is an input error naming the line.
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--prehashed", "--nodes", "a,b"}, "16383\n16384\n"), 1,
+                   "stdin line 2: point 16384 is above 16383");
+    CHECK(run_cli({"locate", "--strategy", "redis", "--prehashed", "--nodes", "a,b"}, "16383\n").out == "b\n");
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--prehashed", "--nodes", "a,b"}, "4294967296\n"), 1,
+                   "point 4294967296 is above 4294967295");
+    CHECK(run_cli({"locate", "--strategy", "ketama", "--prehashed", "--nodes", "a,b"}, "4294967295\n").status == 0);
+}

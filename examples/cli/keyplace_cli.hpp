@@ -629,6 +629,22 @@ auto with_strategy(const options& opt, const std::string& spec, Use&& use) -> st
     }
 }
 
+/// The largest pre-hashed point S reads whole: a Redis slot, a 32-bit ketama point, else 2^64 - 1.
+template <class S>
+constexpr auto max_point() -> std::uint64_t {
+    if constexpr (std::is_same_v<S, keyplace::compat::redis_cluster>) {
+        return keyplace::compat::redis_slot_count - 1;
+    } else if constexpr (requires { typename S::point_type; }) {
+        return std::numeric_limits<std::make_unsigned_t<typename S::point_type>>::max();
+    } else {
+        return std::numeric_limits<std::uint64_t>::max();
+    }
+}
+template <class S>
+constexpr auto point_kind() -> std::string_view {
+    return std::is_same_v<S, keyplace::compat::redis_cluster> ? "redis (a slot)" : "ketama (32 bits)";
+}
+
 /// The points of the input lines: hashed with S's key hash, or parsed with --prehashed.
 template <class S>
 auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::vector<std::uint64_t> {
@@ -644,6 +660,12 @@ auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::
             p = token ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*token)) : std::nullopt;
         } else {
             p = parse_unsigned<std::uint64_t>(keys[i]);
+            // A point the strategy would silently truncate is an input error, not a point.
+            if (p && *p > max_point<S>()) {
+                input_error("stdin line " + std::to_string(i + 1) + ": point " + keys[i] + " is above " +
+                            std::to_string(max_point<S>()) + ", the largest point of --strategy " +
+                            std::string(point_kind<S>()));
+            }
         }
         if (!p) {
             input_error("stdin line " + std::to_string(i + 1) + ": " + quote(keys[i]) + " is not " +
@@ -709,7 +731,9 @@ inline auto cassandra_replicas(const keyplace::compat::cassandra_ring& ring, con
     }
     try {
         const auto plan = simple_rf ? keyplace::compat::nts_replication() : ring.network_topology(dcs);
-        std::vector<keyplace::node_index> copies(simple_rf ? *simple_rf : plan.replica_count());
+        // Cassandra accepts an RF above the node count; a key then has every node once.
+        std::vector<keyplace::node_index> copies(simple_rf ? std::min<std::size_t>(*simple_rf, ring.size())
+                                                           : plan.replica_count());
         std::string out;
         std::vector<std::string> sets;
         for (const auto p : points) {

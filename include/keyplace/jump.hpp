@@ -5,6 +5,7 @@
 #define KEYPLACE_JUMP_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/config.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -39,6 +40,7 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
 /// The paper's reference function: the bucket in [0, buckets) of key. buckets must be >= 1.
 [[nodiscard]] inline auto jump_consistent_hash(std::uint64_t key, std::int32_t buckets) noexcept
     -> std::int32_t {
+    KEYPLACE_ASSERT(buckets >= 1);
     std::int64_t b = -1;
     std::int64_t j = 0;
     while (j < buckets) {
@@ -58,6 +60,7 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
 /// buckets must be >= 1.
 [[nodiscard]] inline auto guava_consistent_hash(std::int64_t input, std::int32_t buckets) noexcept
     -> std::int32_t {
+    KEYPLACE_ASSERT(buckets >= 1);  // Guava throws IllegalArgumentException
     auto state = static_cast<std::uint64_t>(input);
     std::int32_t candidate = 0;
     for (;;) {

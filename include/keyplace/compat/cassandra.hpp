@@ -483,10 +483,13 @@ private:
         });
         for (std::size_t i = 1; i < sorted.size(); ++i) {
             if (sorted[i].point == sorted[i - 1].point) {
+                const auto& a = endpoints[sorted[i - 1].owner].id;
+                const auto& b = endpoints[sorted[i].owner].id;
                 return detail::fail(errc::invalid_argument,
-                                    "token " + std::to_string(sorted[i].point) + " is owned by both " +
-                                        detail::quote(endpoints[sorted[i - 1].owner].id) + " and " +
-                                        detail::quote(endpoints[sorted[i].owner].id));
+                                    sorted[i].owner == sorted[i - 1].owner
+                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(sorted[i].point) + " twice"
+                                        : "token " + std::to_string(sorted[i].point) + " is owned by both " +
+                                              detail::quote(a) + " and " + detail::quote(b));
             }
         }
         return {};

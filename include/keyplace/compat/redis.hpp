@@ -141,8 +141,9 @@ private:
         std::vector<std::uint32_t> owner(redis_slot_count, unset);
         for (const auto& r : ranges) {
             if (r.first > r.last || r.last >= redis_slot_count) {
-                return detail::fail(errc::invalid_argument, "slot range " + std::to_string(r.first) + "-" +
-                                                                std::to_string(r.last) + " is not within 0-16383");
+                return detail::fail(errc::invalid_argument,
+                                    "slot range " + std::to_string(r.first) + "-" + std::to_string(r.last) +
+                                        (r.first > r.last ? " ends before it starts" : " is not within 0-16383"));
             }
             const std::size_t i = detail::find_sorted(sorted, r.node_id);
             if (i == sorted.size()) {
