@@ -217,30 +217,30 @@ auto ketama_servers(std::int64_t n) -> std::vector<keyplace::compat::ketama_serv
     }
     return servers;
 }
-void compat_ketama_locate(benchmark::State& state) {
-    const auto ring = keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted,
-                                                     ketama_servers(state.range(0)));
+// locate() on a strategy build(n) makes, n = the benchmark's argument.
+template <class Build>
+void locate_keys(benchmark::State& state, Build build) {
+    const auto s = build(state.range(0));
     std::size_t i = 0;
     for (auto _ : state) {
-        benchmark::DoNotOptimize(&keyplace::locate(ring, keys()[i++ & (key_count - 1)]));
+        benchmark::DoNotOptimize(&keyplace::locate(s, keys()[i++ & (key_count - 1)]));
     }
+}
+void compat_ketama_locate(benchmark::State& state) {
+    locate_keys(state, [](std::int64_t n) {
+        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted, ketama_servers(n));
+    });
 }
 BENCHMARK(compat_ketama_locate)->Arg(10)->Arg(100);
 // Envoy's ring hash at its default 1024 entries, and Envoy's Maglev at 65537, from a key.
 void compat_envoy_ring_locate(benchmark::State& state) {
-    const auto lb = keyplace::compat::envoy_ring_hash::build(make_nodes(static_cast<std::size_t>(state.range(0))));
-    std::size_t i = 0;
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(&keyplace::locate(lb, keys()[i++ & (key_count - 1)]));
-    }
+    locate_keys(state, [](std::int64_t n) {
+        return keyplace::compat::envoy_ring_hash::build(make_nodes(static_cast<std::size_t>(n)));
+    });
 }
 BENCHMARK(compat_envoy_ring_locate)->Arg(10)->Arg(100);
 void compat_envoy_maglev_locate(benchmark::State& state) {
-    const auto lb = keyplace::compat::envoy_maglev::build(make_nodes(static_cast<std::size_t>(state.range(0))));
-    std::size_t i = 0;
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(&keyplace::locate(lb, keys()[i++ & (key_count - 1)]));
-    }
+    locate_keys(state, [](std::int64_t n) { return keyplace::compat::envoy_maglev::build(make_nodes(static_cast<std::size_t>(n))); });
 }
 BENCHMARK(compat_envoy_maglev_locate)->Arg(10)->Arg(100);
 
