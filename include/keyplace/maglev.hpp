@@ -74,6 +74,71 @@ namespace detail {
     return entry;
 }
 
+/// A Maglev table of node indices in the narrowest width that holds them: 1 byte an entry up
+/// to 256 nodes, 2 up to 65536, else 4; or, built with uniform(), no storage at all when one
+/// node takes every slot.
+class node_table {
+public:
+    node_table() = default;
+    /// slots[s] is the node of slot s; nodes is how many nodes the indices range over.
+    node_table(const std::vector<std::uint32_t>& slots, std::size_t nodes) : size_(slots.size()) {
+        width_ = nodes <= 256 ? 1 : nodes <= 65536 ? 2 : 4;
+        if (width_ == 1) {
+            narrow8_.assign(slots.begin(), slots.end());
+        } else if (width_ == 2) {
+            narrow16_.assign(slots.begin(), slots.end());
+        } else {
+            wide_ = slots;
+        }
+    }
+    /// m slots that all name node.
+    [[nodiscard]] static auto uniform(std::uint32_t node, std::uint64_t m) -> node_table {
+        node_table t;
+        t.width_ = 0;
+        t.only_ = node;
+        t.size_ = m;
+        return t;
+    }
+
+    /// Bytes per entry: 1, 2 or 4; 0 for a uniform table.
+    [[nodiscard]] auto width() const noexcept -> std::size_t { return width_; }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return narrow8_.capacity() + narrow16_.capacity() * 2 + wide_.capacity() * 4;
+    }
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
+        switch (width_) {
+            case 0: return node_index{only_};
+            case 1: return node_index{narrow8_[slot]};
+            case 2: return node_index{narrow16_[slot]};
+            default: return node_index{wide_[slot]};
+        }
+    }
+    /// Visits the nodes of slots start, start + 1, ... once around the table, wrapping (a
+    /// uniform table's one node once), until visit returns false.
+    template <class Visit>
+    void walk(std::uint64_t start, Visit& visit) const noexcept {
+        if (width_ == 0) {
+            (void)visit(node_index{only_});
+            return;
+        }
+        std::uint64_t slot = start;
+        for (std::uint64_t step = 0; step < size_; ++step) {
+            if (!visit(entry(slot))) {
+                return;
+            }
+            slot = slot + 1 == size_ ? 0 : slot + 1;
+        }
+    }
+
+private:
+    std::size_t width_ = 1;
+    std::uint64_t size_ = 0;
+    std::uint32_t only_ = 0;
+    std::vector<std::uint8_t> narrow8_;
+    std::vector<std::uint16_t> narrow16_;
+    std::vector<std::uint32_t> wide_;
+};
+
 }  // namespace detail
 
 /// A lookup table of M entries, each naming a node; a key goes to entry[point mod M].
@@ -144,20 +209,12 @@ public:
         return i == nodes_.size() ? std::nullopt : std::optional(node_index{static_cast<std::uint32_t>(i)});
     }
     /// Bytes held by the table (the node list not counted).
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
-        return narrow8_.capacity() + narrow16_.capacity() * 2 + wide_.capacity() * 4;
-    }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return table_.memory_bytes(); }
     /// Bytes per table entry: 1 up to 256 nodes, 2 up to 65536, else 4.
-    [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return width_; }
+    [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return table_.width(); }
 
     /// The node of table slot s < table_size().
-    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
-        switch (width_) {
-            case 1: return node_index{narrow8_[slot]};
-            case 2: return node_index{narrow16_[slot]};
-            default: return node_index{wide_[slot]};
-        }
-    }
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return table_.entry(slot); }
 
     /// entry[point mod M]. O(1).
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
@@ -177,14 +234,7 @@ public:
     template <class Visit>
     void walk(std::uint64_t point, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        const std::uint64_t m = config_.table_size;
-        std::uint64_t slot = mod_(point);
-        for (std::uint64_t step = 0; step < m; ++step) {
-            if (!visit(entry(slot))) {
-                return;
-            }
-            slot = slot + 1 == m ? 0 : slot + 1;
-        }
+        table_.walk(mod_(point), visit);
     }
 
 private:
@@ -217,18 +267,7 @@ private:
             offsets[i] = hash(0) % m;
             skips[i] = hash(1) % (m - 1) + 1;
         }
-        const auto table = detail::maglev_populate(offsets, skips, weights, m);
-        width_ = sorted.size() <= 256 ? 1 : sorted.size() <= 65536 ? 2 : 4;
-        narrow8_.clear();
-        narrow16_.clear();
-        wide_.clear();
-        if (width_ == 1) {
-            narrow8_.assign(table.begin(), table.end());
-        } else if (width_ == 2) {
-            narrow16_.assign(table.begin(), table.end());
-        } else {
-            wide_ = table;
-        }
+        table_ = detail::node_table(detail::maglev_populate(offsets, skips, weights, m), sorted.size());
         nodes_ = std::move(sorted);
         config_ = config;
         mod_ = detail::fast_mod(m);
@@ -238,10 +277,7 @@ private:
     std::vector<node> nodes_;
     maglev_config config_{};
     detail::fast_mod mod_{};
-    std::size_t width_ = 1;
-    std::vector<std::uint8_t> narrow8_;
-    std::vector<std::uint16_t> narrow16_;
-    std::vector<std::uint32_t> wide_;
+    detail::node_table table_;
 };
 
 static_assert(ordered_placement_strategy<maglev>);

@@ -18,6 +18,7 @@
 #include <keyplace/detail/murmur2.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
+#include <keyplace/maglev.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
@@ -448,15 +449,10 @@ public:
     [[nodiscard]] auto config() const noexcept -> const envoy_maglev_config& { return config_; }
     [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return config_.table_size; }
     /// Whether one host takes every hash (no table is stored).
-    [[nodiscard]] auto degenerate() const noexcept -> bool { return narrow_.empty() && wide_.empty(); }
+    [[nodiscard]] auto degenerate() const noexcept -> bool { return table_.width() == 0; }
 
     /// The node of table slot s < table_size().
-    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
-        if (!narrow_.empty()) {
-            return node_index{narrow_[slot]};
-        }
-        return node_index{wide_.empty() ? only_ : wide_[slot]};
-    }
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return table_.entry(slot); }
     /// Table entries per node, by node index (the degenerate table counts M for its host;
     /// Envoy's stats say 1).
     [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> {
@@ -467,9 +463,7 @@ public:
         return counts;
     }
     /// Bytes held by the table (the node list not counted).
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
-        return narrow_.capacity() * sizeof(std::uint16_t) + wide_.capacity() * sizeof(std::uint32_t);
-    }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return table_.memory_bytes(); }
 
     /// table[hash % M]. O(1).
     [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return entry(mod_(hash)); }
@@ -488,17 +482,7 @@ public:
     template <class Visit>
     void walk(std::uint64_t hash, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        if (degenerate()) {
-            (void)visit(node_index{only_});
-            return;
-        }
-        const std::uint64_t m = config_.table_size;
-        const std::uint64_t start = mod_(hash);
-        for (std::uint64_t s = start; s < start + m; ++s) {
-            if (!visit(entry(s < m ? s : s - m))) {
-                return;
-            }
-        }
+        table_.walk(mod_(hash), visit);
     }
 
 private:
@@ -525,8 +509,7 @@ private:
         // Key order (node index order, the ids being sorted), whatever the locality order.
         std::sort(w.hosts.begin(), w.hosts.end(),
                   [](const detail::envoy_host_weight& a, const detail::envoy_host_weight& b) { return a.node < b.node; });
-        std::vector<std::uint16_t> narrow;
-        std::vector<std::uint32_t> wide;
+        auto table = detail::node_table::uniform(w.hosts.front().node, m);
         if (w.hosts.size() > 1) {
             std::vector<std::uint64_t> offsets;
             std::vector<std::uint64_t> skips;
@@ -536,18 +519,13 @@ private:
                 skips.push_back(skip(sorted[i].id, m));
                 weights.push_back(nw);
             }
-            wide = detail::envoy_maglev_populate(offsets, skips, weights, w.max, m);
-            for (auto& slot : wide) {
+            auto slots = detail::envoy_maglev_populate(offsets, skips, weights, w.max, m);
+            for (auto& slot : slots) {
                 slot = w.hosts[slot].node;
             }
-            if (sorted.size() <= 65536) {
-                narrow.assign(wide.begin(), wide.end());
-                wide = {};
-            }
+            table = detail::node_table(slots, sorted.size());
         }
-        only_ = w.hosts.front().node;
-        narrow_ = std::move(narrow);
-        wide_ = std::move(wide);
+        table_ = std::move(table);
         nodes_ = std::move(sorted);
         config_ = config;
         mod_ = detail::fast_mod(m);
@@ -560,9 +538,7 @@ private:
     std::vector<node> nodes_;
     envoy_maglev_config config_{};
     detail::fast_mod mod_{};
-    std::vector<std::uint16_t> narrow_;  // up to 65536 nodes
-    std::vector<std::uint32_t> wide_;
-    std::uint32_t only_ = 0;  // the degenerate table's node
+    detail::node_table table_;  // uniform: Envoy's degenerate one-host table
     std::size_t holders_ = 0;
 };
 
