@@ -308,7 +308,11 @@ public:
         if (auto f = prepare(endpoints, nodes, points)) {
             detail::throw_error(std::move(f));
         }
-        return cassandra_ring(endpoints, ring_type::build(nodes, std::move(points)));
+        auto ring = ring_type::build(nodes, std::move(points));
+        if (auto f = check_tokens(ring)) {
+            detail::throw_error(std::move(f));
+        }
+        return cassandra_ring(std::move(ring));
     }
     [[nodiscard]] static auto build(std::initializer_list<cassandra_endpoint> endpoints) -> cassandra_ring {
         return build(std::span<const cassandra_endpoint>(endpoints.begin(), endpoints.size()));
@@ -326,7 +330,11 @@ public:
         if (!ring) {
             return std::nullopt;
         }
-        return cassandra_ring(endpoints, std::move(*ring));
+        if (auto f = check_tokens(*ring)) {
+            ec = make_error_code(f.code);
+            return std::nullopt;
+        }
+        return cassandra_ring(std::move(*ring));
     }
 
     /// The nodes in the order given; where.region is the datacenter, where.rack the rack.
@@ -437,19 +445,21 @@ public:
     }
 
 private:
-    cassandra_ring(std::span<const cassandra_endpoint> endpoints, ring_type ring) : ring_(std::move(ring)) {
+    // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
+    explicit cassandra_ring(ring_type ring) : ring_(std::move(ring)) {
         std::vector<std::pair<std::string, std::string>> racks;
-        for (const cassandra_endpoint& e : endpoints) {
-            auto d = std::find(dc_names_.begin(), dc_names_.end(), e.dc);
+        for (const node& n : ring_.nodes()) {
+            const auto& e = n.where;
+            auto d = std::find(dc_names_.begin(), dc_names_.end(), e.region);
             if (d == dc_names_.end()) {
-                dc_names_.push_back(e.dc);
+                dc_names_.push_back(e.region);
                 dc_nodes_.push_back(0);
                 dc_racks_.push_back(0);
                 d = dc_names_.end() - 1;
             }
             const auto di = static_cast<std::size_t>(d - dc_names_.begin());
             ++dc_nodes_[di];
-            const std::pair<std::string, std::string> where{e.dc, e.rack};
+            const std::pair<std::string, std::string> where{e.region, e.rack};
             auto r = std::find(racks.begin(), racks.end(), where);
             if (r == racks.end()) {
                 racks.push_back(where);
@@ -477,18 +487,22 @@ private:
                 points.push_back(ring_type::entry{t, static_cast<std::uint32_t>(i)});
             }
         }
-        std::vector<ring_type::entry> sorted = points;
-        std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-            return a.point != b.point ? a.point < b.point : a.owner < b.owner;
-        });
-        for (std::size_t i = 1; i < sorted.size(); ++i) {
-            if (sorted[i].point == sorted[i - 1].point) {
-                const auto& a = endpoints[sorted[i - 1].owner].id;
-                const auto& b = endpoints[sorted[i].owner].id;
+        return {};
+    }
+
+    // Tokens must be distinct: the ring sorts by (token, owner), so a repeat sits next to its
+    // first occurrence.
+    static auto check_tokens(const ring_type& ring) -> detail::failure {
+        const auto tokens = ring.points();
+        const auto owners = ring.owners();
+        for (std::size_t i = 1; i < tokens.size(); ++i) {
+            if (tokens[i] == tokens[i - 1]) {
+                const auto& a = ring.nodes()[owners[i - 1].value].id;
+                const auto& b = ring.nodes()[owners[i].value].id;
                 return detail::fail(errc::invalid_argument,
-                                    sorted[i].owner == sorted[i - 1].owner
-                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(sorted[i].point) + " twice"
-                                        : "token " + std::to_string(sorted[i].point) + " is owned by both " +
+                                    owners[i] == owners[i - 1]
+                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(tokens[i]) + " twice"
+                                        : "token " + std::to_string(tokens[i]) + " is owned by both " +
                                               detail::quote(a) + " and " + detail::quote(b));
             }
         }
