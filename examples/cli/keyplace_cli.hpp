@@ -708,6 +708,18 @@ inline auto replica_options(const options& opt) -> std::optional<keyplace::repli
     return policy;
 }
 
+/// One key's replicas: their ids comma-separated onto out (no newline), a JSON array onto sets.
+template <class S>
+void append_replicas(const S& s, std::span<const keyplace::node_index> copies, std::string& out,
+                     std::vector<std::string>& sets) {
+    std::vector<std::string> ids;
+    for (std::size_t k = 0; k < copies.size(); ++k) {
+        out += (k == 0 ? "" : ",") + s.nodes()[copies[k].value].id;
+        ids.push_back(json_string(s.nodes()[copies[k].value].id));
+    }
+    sets.push_back(json_array(ids));
+}
+
 /// Cassandra replicas of each point under --replication: "N" is SimpleStrategy with RF N,
 /// "DC:RF[,DC:RF...]" NetworkTopologyStrategy. One comma-separated line per key.
 inline auto cassandra_replicas(const keyplace::compat::cassandra_ring& ring, const std::string& spec,
@@ -740,13 +752,8 @@ inline auto cassandra_replicas(const keyplace::compat::cassandra_ring& ring, con
             const auto token = static_cast<std::int64_t>(p);
             const auto got = simple_rf ? ring.simple_strategy(token, *simple_rf, copies)
                                        : ring.network_topology_replicas(token, plan, copies);
-            std::vector<std::string> ids;
-            for (std::size_t k = 0; k < got; ++k) {
-                out += (k == 0 ? "" : ",") + ring.nodes()[copies[k].value].id;
-                ids.push_back(json_string(ring.nodes()[copies[k].value].id));
-            }
+            append_replicas(ring, std::span<const keyplace::node_index>(copies).first(got), out, sets);
             out += "\n";
-            sets.push_back(json_array(ids));
         }
         return json ? "{\"replicas\":" + json_array(sets) + "}\n" : out;
     } catch (const keyplace::error& e) {
@@ -791,13 +798,8 @@ inline auto cmd_locate(const options& opt, std::istream& in) -> std::string {
             std::vector<std::string> sets;
             for (const auto p : points) {
                 const auto r = placer.place(p, copies);
-                std::vector<std::string> ids;
-                for (std::size_t k = 0; k < r.placed; ++k) {
-                    out += (k == 0 ? "" : ",") + s.nodes()[copies[k].value].id;
-                    ids.push_back(json_string(s.nodes()[copies[k].value].id));
-                }
+                append_replicas(s, std::span<const keyplace::node_index>(copies).first(r.placed), out, sets);
                 out += r.degraded ? " degraded\n" : "\n";
-                sets.push_back(json_array(ids));
             }
             if (json) {
                 return "{\"replicas\":" + json_array(sets) + ",\"degraded\":" + (placer.degraded() ? "true" : "false") +
