@@ -24,7 +24,7 @@ TEST_CASE("analysis: ring ownership sums to exactly the whole circle", "[analysi
     for (const auto& r : {keyplace::ring::build(make_nodes(10)), keyplace::ring::build(weighted, {.vnodes = 7}),
                           keyplace::ring::build({{"solo"}}, {.vnodes = 1}), keyplace::ring::build({{"solo"}})}) {
         keyplace::detail::u128 total{0, 0};
-        for (const auto& m : keyplace::arc_measure(r)) {
+        for (const auto& m : keyplace::region_measure(r)) {
             total = keyplace::detail::add(total, m);
         }
         CHECK(total.hi == 1);  // 2^64

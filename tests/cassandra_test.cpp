@@ -401,21 +401,22 @@ TEST_CASE("cassandra: bad rings and replication options are refused, naming the 
     using keyplace::errc;
     using keyplace_test::expect_error;
     expect_error([] { return cassandra_ring::build(std::span<const cassandra_endpoint>()); }, errc::empty_membership, "empty");
-    expect_error([] { return cassandra_ring::build({{"a", {1}}, {"b", {2, 1}}}); }, errc::invalid_argument,
+    expect_error([] { return cassandra_ring::build({{"a", {1}}, {"b", {2, 1}}}); }, errc::duplicate_token,
                  "token 1 is owned by both 'a' and 'b'");
-    expect_error([] { return cassandra_ring::build({{"a", {}}}); }, errc::invalid_argument, "node 'a' has no tokens");
-    expect_error([] { return cassandra_ring::build({{"a", {5, 5}}}); }, errc::invalid_argument, "node 'a' lists token 5 twice");
-    expect_error([] { return cassandra_ring::build({{"a", {1}, ""}}); }, errc::invalid_argument, "empty datacenter");
-    expect_error([] { return cassandra_ring::build({{"a", {1}, "dc", ""}}); }, errc::invalid_argument, "empty rack");
+    expect_error([] { return cassandra_ring::build({{"a", {}}}); }, errc::no_points, "node 'a' has no tokens");
+    expect_error([] { return cassandra_ring::build({{"a", {5, 5}}}); }, errc::duplicate_token, "node 'a' lists token 5 twice");
+    expect_error([] { return cassandra_ring::build({{"a", {1}, ""}}); }, errc::missing_location, "empty datacenter");
+    expect_error([] { return cassandra_ring::build({{"a", {1}, "dc", ""}}); }, errc::missing_location, "empty rack");
     expect_error([] { return cassandra_ring::build({{"a", {1}}, {"a", {2}}}); }, errc::duplicate_id, "'a'");
     expect_error([] { return cassandra_ring::build({{"", {1}}}); }, errc::empty_id, "empty");
     const auto r = cassandra_ring::build({{"a", {1}, "dc1"}});
-    expect_error([&] { return r.network_topology({{"dc9", 3}}); }, errc::unknown_id, "datacenter 'dc9'");
-    expect_error([&] { return r.network_topology({{"dc1", 3}, {"dc1", 1}}); }, errc::invalid_argument, "named twice");
-    std::error_code ec;
+    expect_error([&] { return r.network_topology({{"dc9", 3}}); }, errc::unknown_domain, "datacenter 'dc9'");
+    expect_error([&] { return r.network_topology({{"dc1", 3}, {"dc1", 1}}); }, errc::duplicate_domain, "named twice");
+    keyplace::error_info ec;
     const std::vector<cassandra_endpoint> bad{{"a", {1}}, {"b", {1}}};
     CHECK_FALSE(cassandra_ring::try_build(bad, ec).has_value());
-    CHECK(ec == errc::invalid_argument);
+    CHECK(ec == errc::duplicate_token);
+    CHECK(ec.message() == "token 1 is owned by both 'a' and 'b'");
     const std::vector<cassandra_endpoint> good{{"a", {1}}};
     CHECK(cassandra_ring::try_build(good, ec).has_value());
     CHECK_FALSE(ec);

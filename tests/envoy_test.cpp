@@ -142,7 +142,7 @@ TEST_CASE("envoy ring hash: Basic (min ring 12)", "[envoy][golden]") {
                    {{0, 4}, {max_hash, 4}, {3551244743356806947ULL, 5}, {3551244743356806948ULL, 3},
                     {16117243373044804880ULL, 0}}});
     CHECK(r.ring_size() == 12);
-    CHECK(r.entries_per_node() == std::vector<std::size_t>(6, 2));
+    CHECK(r.points_per_node() == std::vector<std::size_t>(6, 2));
     // BasicWithRetryHostPredicate: the attempt moves that many entries on, modulo the ring.
     CHECK(r.pick_retry(0, 0).value == 4);
     CHECK(r.pick_retry(0, 1).value == 2);
@@ -182,7 +182,7 @@ TEST_CASE("envoy ring hash: UnevenHosts (min ring 3, two memberships)", "[envoy]
                    {{0, 0}}});
     // §1.3 test fact: 2 hosts, min ring 3 -> ring of 4, 2 entries each.
     CHECK(a.ring_size() == 4);
-    CHECK(a.entries_per_node() == std::vector<std::size_t>{2, 2});
+    CHECK(a.points_per_node() == std::vector<std::size_t>{2, 2});
     const auto b = envoy_ring_hash::build(ports(81, 82), ring_config(3));
     check_ring(b, {{{"127.0.0.1:81", 7859399908942313493ULL}, {"127.0.0.1:82", 8241336090459785962ULL},
                     {"127.0.0.1:82", 12882406409176325258ULL}, {"127.0.0.1:81", 16064866803292627174ULL}},
@@ -196,7 +196,7 @@ TEST_CASE("envoy ring hash: HostWeightedTinyRing (weights 1, 2, 3, min = max = 6
     nodes[2].weight = 3;
     const auto r = envoy_ring_hash::build(nodes, ring_config(6, 6));
     CHECK(r.ring_size() == 6);
-    CHECK(r.entries_per_node() == std::vector<std::size_t>{1, 2, 3});
+    CHECK(r.points_per_node() == std::vector<std::size_t>{1, 2, 3});
     check_ring(r, {{},
                    {{928266305478181108ULL, 2}, {4443673547860492590ULL, 2}, {5583722120771150861ULL, 1},
                     {6311230543546372928ULL, 1}, {13444792449719432967ULL, 2}, {16117243373044804889ULL, 0}}});
@@ -210,24 +210,24 @@ TEST_CASE("envoy ring hash: default ring sizes for N equal hosts (§1.3)", "[env
         INFO(n << " hosts");
         const auto r = envoy_ring_hash::build(make_nodes(n, "10.0.0.1:"));
         CHECK(r.ring_size() == size);
-        CHECK(r.entries_per_node() == std::vector<std::size_t>(n, size / n));
+        CHECK(r.points_per_node() == std::vector<std::size_t>(n, size / n));
     }
 }
 
 TEST_CASE("envoy ring hash: the running sums carry fractions in host order", "[envoy]") {
     // Four hosts of 0.25 and max ring 6 (Envoy's own comment): 1.5 entries each -> 2, 1, 2, 1.
     const auto r = envoy_ring_hash::build(ports(90, 93), ring_config(6, 6));
-    CHECK(r.entries_per_node() == std::vector<std::size_t>{2, 1, 2, 1});
+    CHECK(r.points_per_node() == std::vector<std::size_t>{2, 1, 2, 1});
     // Host order is Envoy's and it matters: the same hosts the other way round.
     auto reversed = ports(90, 93);
     std::reverse(reversed.begin(), reversed.end());
     const auto s = envoy_ring_hash::build(reversed, ring_config(6, 6));
     CHECK(s.nodes()[0].id == "127.0.0.1:93");
-    CHECK(s.entries_per_node() == std::vector<std::size_t>{2, 1, 2, 1});
+    CHECK(s.points_per_node() == std::vector<std::size_t>{2, 1, 2, 1});
     // max_ring_size caps the scale: 10 hosts in a ring of at most 3 entries.
     const auto t = envoy_ring_hash::build(make_nodes(10, "h"), ring_config(3, 3));
     CHECK(t.ring_size() == 3);
-    const auto counts = t.entries_per_node();
+    const auto counts = t.points_per_node();
     CHECK(std::count(counts.begin(), counts.end(), 0U) == 7);
     std::vector<node_index> out(10);
     CHECK(t.pick_n(0, out) == 3);  // nodes without entries are never listed
@@ -241,7 +241,7 @@ TEST_CASE("envoy ring hash: locality weights scale hosts by locality share", "[e
     config.locality_weights = {{{"r", "b", ""}, 3}, {{"r", "a", ""}, 3}, {{"r", "c", ""}, 0}};
     const auto r = envoy_ring_hash::build(nodes, config);
     // nw: b hosts 1/6 each, a1 1/2; scale = ceil(6/6)/(1/6) = 6: b1..b3 one each, a1 three.
-    CHECK(r.entries_per_node() == std::vector<std::size_t>{3, 1, 1, 1, 0});
+    CHECK(r.points_per_node() == std::vector<std::size_t>{3, 1, 1, 1, 0});
     CHECK(r.size() == 5);
     std::vector<node_index> out(5);
     CHECK(r.pick_n(0, out) == 4);
@@ -257,9 +257,9 @@ TEST_CASE("envoy ring hash: localities in Envoy's order, the proxy's own first",
     const std::vector<node> nodes{{"hd", 1, d}, {"hc", 1, c}, {"hb", 1, b}, {"ha", 1, a}};
     envoy_ring_hash_config config = ring_config(6, 6);
     config.locality_weights = {{c, 1}, {a, 1}, {d, 1}, {b, 1}};
-    CHECK(envoy_ring_hash::build(nodes, config).entries_per_node() == std::vector<std::size_t>{1, 2, 1, 2});
+    CHECK(envoy_ring_hash::build(nodes, config).points_per_node() == std::vector<std::size_t>{1, 2, 1, 2});
     config.local_locality = c;  // c, then a, b, d
-    CHECK(envoy_ring_hash::build(nodes, config).entries_per_node() == std::vector<std::size_t>{1, 2, 2, 1});
+    CHECK(envoy_ring_hash::build(nodes, config).points_per_node() == std::vector<std::size_t>{1, 2, 2, 1});
     // A listed locality without nodes is not in Envoy's list: its weight is not summed (shares
     // 1/2, ring 1024; counting it would give shares 1/3 and a ring of 1026).
     config = ring_config(1024);
@@ -454,20 +454,20 @@ TEST_CASE("envoy: bad input is rejected with an error naming the value", "[envoy
                      "the weights of the nodes sum to 4294967296");
     }
     SECTION("ring sizes") {
-        expect_error(ring({{"a"}}, ring_config(20, 10)), errc::invalid_argument,
+        expect_error(ring({{"a"}}, ring_config(20, 10)), errc::invalid_ring_size,
                      "ring hash: minimum_ring_size (20) > maximum_ring_size (10)");
-        expect_error(ring({{"a"}}, ring_config(0)), errc::invalid_argument, "minimum_ring_size (0)");
-        expect_error(ring({{"a"}}, ring_config(1, 0)), errc::invalid_argument, "maximum_ring_size (0)");
-        expect_error(ring({{"a"}}, ring_config(8388609)), errc::invalid_argument, "minimum_ring_size (8388609)");
-        expect_error(ring({{"a"}}, ring_config(1, 8388609)), errc::invalid_argument,
+        expect_error(ring({{"a"}}, ring_config(0)), errc::invalid_ring_size, "minimum_ring_size (0)");
+        expect_error(ring({{"a"}}, ring_config(1, 0)), errc::invalid_ring_size, "maximum_ring_size (0)");
+        expect_error(ring({{"a"}}, ring_config(8388609)), errc::invalid_ring_size, "minimum_ring_size (8388609)");
+        expect_error(ring({{"a"}}, ring_config(1, 8388609)), errc::invalid_ring_size,
                      "maximum_ring_size (8388609) is not from 1 to 8388608");
     }
     SECTION("table sizes") {
         for (const std::uint64_t m : {0U, 1U, 8U, 65536U}) {
-            expect_error(table({{"a"}}, maglev_config(m)), errc::invalid_argument,
+            expect_error(table({{"a"}}, maglev_config(m)), errc::table_size_not_prime,
                          "The table size of maglev must be prime number: " + std::to_string(m));
         }
-        expect_error(table({{"a"}}, maglev_config(5000077)), errc::invalid_argument,
+        expect_error(table({{"a"}}, maglev_config(5000077)), errc::invalid_table_size,
                      "maglev table size 5000077 is above Envoy's limit 5000011");
         CHECK(envoy_maglev::build({node{"a"}}, maglev_config(5000011)).table_size() == 5000011);
     }
@@ -475,17 +475,17 @@ TEST_CASE("envoy: bad input is rejected with an error naming the value", "[envoy
         const keyplace::location a{"r", "a", ""};
         const keyplace::location b{"r", "b", "s"};
         envoy_maglev_config c = maglev_config(7, {{a, 1}});
-        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::invalid_argument,
+        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::unknown_domain,
                      "node 'y' is in locality 'r'/'b'/'s', which has no weight");
         c.locality_weights = {{a, 1}, {b, 2}, {a, 3}};
-        expect_error(table({{"x", 1, a}}, c), errc::invalid_argument, "locality 'r'/'a'/'' has more than one weight");
+        expect_error(table({{"x", 1, a}}, c), errc::duplicate_domain, "locality 'r'/'a'/'' has more than one weight");
         c.locality_weights = {{a, 0}, {b, 0}};
-        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::invalid_argument,
+        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::no_points,
                      "no node is in a locality of weight > 0");
         c.locality_weights = {{a, 0}, {b, 4}};
-        expect_error(table({{"x", 1, a}}, c), errc::invalid_argument, "no node is in a locality of weight > 0");
+        expect_error(table({{"x", 1, a}}, c), errc::no_points, "no node is in a locality of weight > 0");
         c.locality_weights = {{a, 4294967295U}, {b, 1}};
-        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::invalid_argument,
+        expect_error(table({{"x", 1, a}, {"y", 1, b}}, c), errc::invalid_weight,
                      "the locality weights sum to 4294967296");
         envoy_ring_hash_config rc;
         rc.locality_weights = {{a, 1}};
@@ -494,18 +494,20 @@ TEST_CASE("envoy: bad input is rejected with an error naming the value", "[envoy
     }
 }
 
-TEST_CASE("envoy: try_build reports through error_code and leaves existing values alone", "[envoy][errors]") {
+TEST_CASE("envoy: try_build reports the same error and leaves existing values alone", "[envoy][errors]") {
     const auto r = envoy_ring_hash::build(ports(90, 95), ring_config(12));
     const auto g = envoy_maglev::build(ports(90, 95), maglev_config(7));
     const auto ring_before = ring_of(r);
     const auto table_before = table_of(g);
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(envoy_ring_hash::try_build(std::vector<node>{{"a", 0.5}}, {}, ec));
     CHECK(ec == keyplace::errc::invalid_weight);
     CHECK_FALSE(envoy_maglev::try_build(std::vector<node>{{"a"}}, maglev_config(9), ec));
-    CHECK(ec == keyplace::errc::invalid_argument);
+    CHECK(ec == keyplace::errc::table_size_not_prime);
+    CHECK(ec.message() == "The table size of maglev must be prime number: 9");
     CHECK_FALSE(envoy_ring_hash::try_build(ports(90, 91), ring_config(5, 4), ec));
-    CHECK(ec == keyplace::errc::invalid_argument);
+    CHECK(ec == keyplace::errc::invalid_ring_size);
+    CHECK(ec.message() == "ring hash: minimum_ring_size (5) > maximum_ring_size (4)");
     const auto ok = envoy_maglev::try_build(ports(90, 95), maglev_config(7), ec);
     CHECK(!ec);
     REQUIRE(ok);

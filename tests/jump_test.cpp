@@ -157,7 +157,7 @@ TEST_CASE("jump: bad input is rejected with an error naming it, nothing changes"
     expect_error([&] { return j.push_back({"a"}); }, errc::duplicate_id, "'a'");
     expect_error([&] { return j.push_back({"c", 0.5}); }, errc::invalid_weight, "'c': weight 0.5");
     expect_error([] { return keyplace::jump::build({{"solo"}}).pop_back(); }, errc::empty_membership, "'solo'");
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(keyplace::jump::try_build(std::vector<node>{{"x", 3.0}}, ec));
     CHECK(ec == errc::invalid_weight);
     CHECK(j.size() == 2);

@@ -4,6 +4,7 @@
 #include "keyplace_catch.hpp"
 
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/point_ring.hpp>
 
 #include <libmemcached/memcached.h>
 
@@ -197,7 +198,7 @@ TEST_CASE("ketama oracle: where single precision gives fewer points than the exa
     // The shortfall matters: the exact counts place keys differently from libmemcached.
     const auto servers = equal_servers(25);
     std::vector<keyplace::node> nodes;
-    std::vector<keyplace::compat::ring_point<std::uint32_t>> points;
+    std::vector<keyplace::ring_point<std::uint32_t>> points;
     for (std::uint32_t i = 0; i < 25; ++i) {
         const auto& s = servers[i];
         nodes.push_back({s.host + ":" + std::to_string(s.port)});
@@ -209,7 +210,8 @@ TEST_CASE("ketama oracle: where single precision gives fewer points than the exa
             }
         }
     }
-    const auto exact = keyplace::compat::ketama::build(nodes, std::move(points));
+    const auto exact =
+        keyplace::compat::point_ring<std::uint32_t, keyplace::compat::md5_ketama>::build(nodes, std::move(points));
     CHECK(mismatches(exact, make_client(servers, mode::weighted).get(), keys) > 0);
 }
 

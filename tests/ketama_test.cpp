@@ -270,11 +270,7 @@ TEST_CASE("ketama: the node-hashring fixtures, 100000 keys each (libketama, Pyth
                 wrong += keyplace::locate(ring, std::to_string(i)).id == ring.nodes()[expected].id ? 0 : 1;
             }
         };
-        if (c.dialect == ketama_dialect::python_hash_ring) {
-            check(build_ketama<keyplace::compat::md5_hash_ring>(c.dialect, servers));
-        } else {
-            check(build_ketama(c.dialect, servers));
-        }
+        check(build_ketama(c.dialect, servers));
         CHECK(wrong == 0);
     }
 }
@@ -282,22 +278,26 @@ TEST_CASE("ketama: the node-hashring fixtures, 100000 keys each (libketama, Pyth
 TEST_CASE("ketama: Python hash_ring's bisect_right differs from ketama only on exact hits", "[ketama]") {
     // Two nodes of weight 1: floor(40 * 2 * 1 / 2) = 40 digests each, 3 points a digest.
     const std::vector<ketama_server> nodes{{"a", 1}, {"b", 1}};
-    const auto ring = build_ketama<keyplace::compat::md5_hash_ring>(ketama_dialect::python_hash_ring, nodes);
+    const auto ring = build_ketama(ketama_dialect::python_hash_ring, nodes);
+    CHECK(ring.rule() == keyplace::lookup_rule::after);
     CHECK(ring.points().size() == 240);
     const auto first = ring.points()[0];
     const auto last = ring.points().back();
     // A key hash equal to a point goes to the next point (bisect_right), not that point.
-    const auto at = ring.entry_of(std::uint64_t{first} + 1U);
-    CHECK(at == 1);
+    CHECK(ring.entry_of(first) == 1);
+    CHECK(ring.entry_of(first - 1U) == 0);
     // Past the last point, and exactly at it, the lookup wraps to the first point.
-    CHECK(ring.entry_of(std::uint64_t{last} + 1U) == 0);
-    CHECK(ring.entry_of(std::uint64_t{0xffffffffU} + 1U) == 0);
-    // The key hash is the MD5 word + 1: a key whose word equals a point goes past it.
-    CHECK(keyplace::compat::md5_hash_ring{}("test") == std::uint64_t{3446378249U} + 1U);
-    expect_error([&] { return build_ketama(ketama_dialect::python_hash_ring, nodes); }, errc::invalid_argument,
-                 "build_ketama<md5_hash_ring>");
-    expect_error([&] { return build_ketama<keyplace::compat::md5_hash_ring>(ketama_dialect::libketama, nodes); },
-                 errc::invalid_argument, "python_hash_ring");
+    CHECK(ring.entry_of(last) == 0);
+    CHECK(ring.entry_of(0xffffffffU) == 0);
+    // The same servers under libketama's rule: an exact hit stays on its point.
+    const auto ketama = build_ketama(ketama_dialect::libketama, nodes);
+    CHECK(ketama.rule() == keyplace::lookup_rule::at_or_after);
+    CHECK(ketama.entry_of(ketama.points()[0]) == 0);
+    // MD5-keyed dialects refuse another key hash: their clients always hash keys with MD5.
+    expect_error([&] { return build_ketama<keyplace::compat::one_at_a_time>(ketama_dialect::python_hash_ring, nodes); },
+                 errc::invalid_argument, "hashes keys with MD5");
+    expect_error([&] { return build_ketama<keyplace::compat::one_at_a_time>(ketama_dialect::libketama, nodes); },
+                 errc::invalid_argument, "hashes keys with MD5");
 }
 
 TEST_CASE("ketama: single-precision point counts, where they fall short of the exact share", "[ketama]") {
@@ -401,21 +401,22 @@ TEST_CASE("ketama: bad input names the value and changes nothing", "[ketama][err
     const auto check = [](ketama_dialect d, std::vector<ketama_server> servers, errc code, const std::string& fragment) {
         const auto before = servers;
         expect_error([&] { return build_ketama(d, servers); }, code, fragment);
-        std::error_code ec;
+        keyplace::error_info ec;
         CHECK_FALSE(keyplace::compat::try_build_ketama(d, servers, ec).has_value());
-        CHECK(ec == keyplace::make_error_code(code));
+        CHECK(ec == code);
+        CHECK_THAT(ec.message(), Catch::Matchers::Contains(fragment));  // the throwing form's message
         CHECK(servers == before);
     };
     const auto lm = ketama_dialect::libmemcached_weighted;
     check(lm, {}, errc::empty_membership, "server list is empty");
     check(ketama_dialect::libketama, {{"a"}, {""}}, errc::empty_id, "address is empty");
     check(lm, {{":11211"}}, errc::empty_id, "':11211' has an empty host");
-    check(lm, {{"a:0"}}, errc::invalid_argument, "port '0'");
-    check(lm, {{"a:65536"}}, errc::invalid_argument, "port '65536'");
-    check(lm, {{"a:http"}}, errc::invalid_argument, "port 'http'");
-    check(lm, {{"a:"}}, errc::invalid_argument, "'a:'");
-    check(lm, {{"[::1"}}, errc::invalid_argument, "'[::1'");
-    check(lm, {{"[::1]x"}}, errc::invalid_argument, "'[::1]x'");
+    check(lm, {{"a:0"}}, errc::invalid_address, "port '0'");
+    check(lm, {{"a:65536"}}, errc::invalid_address, "port '65536'");
+    check(lm, {{"a:http"}}, errc::invalid_address, "port 'http'");
+    check(lm, {{"a:"}}, errc::invalid_address, "'a:'");
+    check(lm, {{"[::1"}}, errc::invalid_address, "'[::1'");
+    check(lm, {{"[::1]x"}}, errc::invalid_address, "'[::1]x'");
     check(lm, {{"a", 0}}, errc::invalid_weight, "'a': weight 0");
     check(ketama_dialect::libketama, {{"a", 0}}, errc::invalid_weight, "'a': weight 0");
     check(lm, {{"a", 1ULL << 32}}, errc::invalid_weight, "4294967296");

@@ -117,13 +117,21 @@ TEST_CASE("maglev: the division-free remainder equals %", "[maglev]") {
     }
 }
 
+namespace {
+// The native fill: the slot-table engine's population loop with Maglev's integer credits.
+auto maglev_populate(const std::vector<std::uint64_t>& offsets, const std::vector<std::uint64_t>& skips,
+                     const std::vector<std::uint64_t>& weights, std::uint64_t m) -> std::vector<std::uint32_t> {
+    return keyplace::detail::populate_slots(offsets, skips, m, keyplace::detail::maglev_credits(weights));
+}
+}  // namespace
+
 TEST_CASE("maglev: population reproduces the paper's worked example", "[maglev]") {
     // Eisenbud et al. (NSDI 2016): M = 7, B0 (offset 3, skip 4), B1 (0, 2), B2 (3, 1).
     const std::vector<std::uint64_t> equal{1, 1, 1};
-    CHECK(keyplace::detail::maglev_populate(std::vector<std::uint64_t>{3, 0, 3}, std::vector<std::uint64_t>{4, 2, 1},
+    CHECK(maglev_populate(std::vector<std::uint64_t>{3, 0, 3}, std::vector<std::uint64_t>{4, 2, 1},
                                             equal, 7) == std::vector<std::uint32_t>{1, 0, 1, 0, 2, 2, 0});
     // B1 removed: B0 B0 B0 B0 B2 B2 B2; slot 6 moves from B0 to B2 although B0 stayed.
-    CHECK(keyplace::detail::maglev_populate(std::vector<std::uint64_t>{3, 3}, std::vector<std::uint64_t>{4, 1},
+    CHECK(maglev_populate(std::vector<std::uint64_t>{3, 3}, std::vector<std::uint64_t>{4, 1},
                                             std::vector<std::uint64_t>{1, 1}, 7) ==
           std::vector<std::uint32_t>{0, 0, 0, 0, 1, 1, 1});
 }
@@ -144,11 +152,11 @@ TEST_CASE("maglev: population reproduces Envoy's maglev tests", "[maglev]") {
     const auto [offsets7, skips7] = perms(7, 90, 95);
     CHECK(offsets7 == std::vector<std::uint64_t>{2, 3, 0, 3, 1, 1});
     CHECK(skips7 == std::vector<std::uint64_t>{4, 6, 2, 3, 3, 5});
-    CHECK(keyplace::detail::maglev_populate(offsets7, skips7, std::vector<std::uint64_t>(6, 1), 7) ==
+    CHECK(maglev_populate(offsets7, skips7, std::vector<std::uint64_t>(6, 1), 7) ==
           std::vector<std::uint32_t>{2, 4, 0, 1, 5, 0, 3});
     // Weighted: :90 weight 1, :91 weight 2, M = 17.
     const auto [offsets17, skips17] = perms(17, 90, 91);
-    CHECK(keyplace::detail::maglev_populate(offsets17, skips17, std::vector<std::uint64_t>{1, 2}, 17) ==
+    CHECK(maglev_populate(offsets17, skips17, std::vector<std::uint64_t>{1, 2}, 17) ==
           std::vector<std::uint32_t>{1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0, 1});
 }
 
@@ -224,11 +232,11 @@ TEST_CASE("maglev: bad input is rejected with an error naming it, nothing change
     const auto g = maglev::build(make_nodes(5), {.table_size = 11});
     const auto table_before = table_of(g);
     const auto five = make_nodes(5);
-    expect_error([&] { return maglev::build(five, {.table_size = 65536}); }, errc::invalid_argument, "table size 65536 is not a prime");
-    expect_error([&] { return maglev::build(five, {.table_size = 1}); }, errc::invalid_argument, "table size 1 is not a prime");
-    expect_error([&] { return maglev::build(five, {.table_size = 0}); }, errc::invalid_argument, "table size 0 ");
-    expect_error([&] { return maglev::build(five, {.table_size = 3}); }, errc::invalid_argument, "table size 3 is smaller than the 5 nodes");
-    expect_error([&] { return maglev::build(five, {.table_size = 4294967311ULL}); }, errc::invalid_argument, "4294967311");
+    expect_error([&] { return maglev::build(five, {.table_size = 65536}); }, errc::table_size_not_prime, "table size 65536 is not a prime");
+    expect_error([&] { return maglev::build(five, {.table_size = 1}); }, errc::table_size_not_prime, "table size 1 is not a prime");
+    expect_error([&] { return maglev::build(five, {.table_size = 0}); }, errc::table_size_not_prime, "table size 0 ");
+    expect_error([&] { return maglev::build(five, {.table_size = 3}); }, errc::invalid_table_size, "table size 3 is smaller than the 5 nodes");
+    expect_error([&] { return maglev::build(five, {.table_size = 4294967311ULL}); }, errc::invalid_table_size, "4294967311");
     expect_error([] { return maglev::build(std::vector<node>{}); }, errc::empty_membership, "empty");
     expect_error([] { return maglev::build({{"a"}, {"a"}}); }, errc::duplicate_id, "'a'");
     expect_error([] { return maglev::build({{"a", 0.0}}); }, errc::invalid_weight, "'a': weight 0 ");
@@ -236,12 +244,13 @@ TEST_CASE("maglev: bad input is rejected with an error naming it, nothing change
     expect_error([] { return maglev::build({{"a", 1e-9}}); }, errc::invalid_weight, "below the weight resolution");
     expect_error([&] { return g.with({"node-3"}); }, errc::duplicate_id, "'node-3' is already a member");
     expect_error([&] { return g.with({"node-5"}).with({"node-6"}).with({"x"}).with({"y"}).with({"z"}).with({"w"}).with({"v"}); },
-           errc::invalid_argument, "table size 11 is smaller than the 12 nodes");
+           errc::invalid_table_size, "table size 11 is smaller than the 12 nodes");
     expect_error([&] { return g.without("ghost"); }, errc::unknown_id, "'ghost' is not a member");
     expect_error([] { return maglev::build({{"solo"}}).without("solo"); }, errc::empty_membership, "'solo'");
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(maglev::try_build(five, {.table_size = 10}, ec));
-    CHECK(ec == errc::invalid_argument);
+    CHECK(ec == errc::table_size_not_prime);
+    CHECK(ec.message() == "table size 10 is not a prime");
     CHECK(maglev::try_build(five, ec));
     CHECK_FALSE(ec);
     CHECK(table_of(g) == table_before);

@@ -68,12 +68,12 @@ TEST_CASE("redis: bad slot maps are rejected with an error naming the slot", "[r
     using keyplace::errc;
     const std::vector<node> nodes{{"m1"}, {"m2"}};
     auto build = [&](std::vector<slot_range> r) { return [&nodes, r] { return redis_cluster::build(nodes, r); }; };
-    expect_error(build({{0, 8191, "m1"}, {8193, 16383, "m2"}}), errc::invalid_argument, "slot 8192 is not assigned");
-    expect_error(build({{0, 8192, "m1"}, {8192, 16383, "m2"}}), errc::invalid_argument,
+    expect_error(build({{0, 8191, "m1"}, {8193, 16383, "m2"}}), errc::slot_gap, "slot 8192 is not assigned");
+    expect_error(build({{0, 8192, "m1"}, {8192, 16383, "m2"}}), errc::slot_overlap,
                  "slot 8192 is assigned twice ('m1' and 'm2')");
-    expect_error(build({{0, 16384, "m1"}}), errc::invalid_argument, "slot range 0-16384 is not within 0-16383");
-    expect_error(build({{100, 50, "m1"}}), errc::invalid_argument, "slot range 100-50 ends before it starts");
-    expect_error(build({{10, 5, "m1"}}), errc::invalid_argument, "slot range 10-5");
+    expect_error(build({{0, 16384, "m1"}}), errc::invalid_slot_range, "slot range 0-16384 is not within 0-16383");
+    expect_error(build({{100, 50, "m1"}}), errc::invalid_slot_range, "slot range 100-50 ends before it starts");
+    expect_error(build({{10, 5, "m1"}}), errc::invalid_slot_range, "slot range 10-5");
     expect_error(build({{0, 16383, "m9"}}), errc::unknown_id, "names node 'm9', which is not a member");
     expect_error([] { return redis_cluster::build_even(std::vector<node>{}); }, errc::empty_membership, "empty");
 }

@@ -215,7 +215,7 @@ TEST_CASE("rendezvous: bad input is rejected with an error naming it, nothing ch
     expect_error([&] { return r.with({"new", -3.0}); }, errc::invalid_weight, "'new': weight -3");
     expect_error([&] { return r.without("ghost"); }, errc::unknown_id, "'ghost' is not a member");
     expect_error([] { return rendezvous::build({{"solo"}}).without("solo"); }, errc::empty_membership, "'solo'");
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(rendezvous::try_build(std::vector<node>{}, ec));
     CHECK(ec == errc::empty_membership);
     CHECK_FALSE(r.try_with({"node-0"}, ec));

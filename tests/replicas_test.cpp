@@ -136,7 +136,7 @@ void check_relax_and_fail(const S& r) {
     }
     CHECK(bad == 0);
     expect_error([&] { return replica_placer<S>::build(r, {.count = 3, .spread = failure_domain::zone}); },
-                 keyplace::errc::invalid_argument,
+                 keyplace::errc::replica_shortfall,
                  "spreading 3 copies over zones needs 3 zones; there are 2 ('z0', 'z1')");
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("replicas: per-domain counts, 3 copies in one region and 2 in another"
     const auto nr = keyplace::ring::build(narrow);
     expect_error([&] {
         return replica_placer<keyplace::ring>::build(nr, {.spread = failure_domain::rack, .per_domain = {{"region-0", 3}}});
-    }, keyplace::errc::invalid_argument, "spreading 3 copies in 'region-0' over racks needs 3 racks; there are 2");
+    }, keyplace::errc::replica_shortfall, "spreading 3 copies in 'region-0' over racks needs 3 racks; there are 2");
     const auto relaxed = replica_placer<keyplace::ring>::build(
         nr, {.spread = failure_domain::rack, .on_shortfall = shortfall::relax, .per_domain = {{"region-0", 3}}});
     CHECK(relaxed.degraded());
@@ -288,31 +288,32 @@ TEST_CASE("replicas: bad policies are rejected with an error naming them", "[rep
     const auto nodes = layout(1, 3, 2, 2);
     const auto r = keyplace::ring::build(nodes);
     using placer = replica_placer<keyplace::ring>;
-    expect_error([&] { return placer::build(r, {.count = 0}); }, errc::invalid_argument, "replica count 0");
-    expect_error([&] { return placer::build(r, {.count = 13}); }, errc::invalid_argument,
+    expect_error([&] { return placer::build(r, {.count = 0}); }, errc::invalid_replica_count, "replica count 0");
+    expect_error([&] { return placer::build(r, {.count = 13}); }, errc::invalid_replica_count,
                  "replica count 13 is more than the 12 nodes");
     expect_error([&] { return placer::build(r, {.count = 13, .on_shortfall = shortfall::relax}); },
-                 errc::invalid_argument, "replica count 13 is more than the 12 nodes");
+                 errc::invalid_replica_count, "replica count 13 is more than the 12 nodes");
     expect_error([&] { return placer::build(r, {.count = 2, .spread = static_cast<failure_domain>(9)}); },
                  errc::invalid_argument, "unknown failure-domain level 9");
     auto zoneless = nodes;
     zoneless[5].where.zone.clear();
     const auto zr = keyplace::ring::build(zoneless);
-    expect_error([&] { return placer::build(zr, {.count = 2, .spread = failure_domain::zone}); }, errc::invalid_argument,
+    expect_error([&] { return placer::build(zr, {.count = 2, .spread = failure_domain::zone}); }, errc::missing_location,
                  "node 'r0z1k0n1' has no zone; spreading over zones needs every node's");
     // Below the spread level an empty part is one shared domain: spreading over nodes works.
     CHECK(placer::build(zr, {.count = 2, .spread = failure_domain::node}).count() == 2);
-    expect_error([&] { return placer::build(r, {.per_domain = {{"region-9", 1}}}); }, errc::invalid_argument,
+    expect_error([&] { return placer::build(r, {.per_domain = {{"region-9", 1}}}); }, errc::unknown_domain,
                  "region 'region-9' has no nodes");
     expect_error([&] { return placer::build(r, {.per_domain = {{"region-0", 1}, {"region-0", 2}}}); },
-                 errc::invalid_argument, "'region-0' is counted twice");
-    expect_error([&] { return placer::build(r, {.per_domain = {{"region-0", 13}}}); }, errc::invalid_argument,
+                 errc::duplicate_domain, "'region-0' is counted twice");
+    expect_error([&] { return placer::build(r, {.per_domain = {{"region-0", 13}}}); }, errc::invalid_replica_count,
                  "13 copies in 'region-0' but it has only 12 nodes");
     expect_error([&] { return placer::build(r, {.spread = failure_domain::region, .per_domain = {{"region-0", 1}}}); },
                  errc::invalid_argument, "cannot spread over regions");
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(placer::try_build(std::make_shared<const keyplace::ring>(r), {.count = 0}, ec));
-    CHECK(ec == errc::invalid_argument);
+    CHECK(ec == errc::invalid_replica_count);
+    CHECK(ec.message() == "replica count 0; at least 1 copy is needed");
     // A shorter output span gets that many copies.
     const auto p = placer::build(r, {.count = 3, .spread = failure_domain::zone});
     std::array<node_index, 2> two{};

@@ -505,7 +505,7 @@ TEST_CASE("ring: bad input is rejected with an error naming it, nothing changes"
     // Control bytes in ids are escaped in messages.
     expect_error(build({{"a\nb"}, {"a\nb"}}), errc::duplicate_id, "'a\\x0ab'");
 
-    std::error_code ec;
+    keyplace::error_info ec;
     CHECK_FALSE(ring::try_build(std::vector<node>{}, ec).has_value());
     CHECK(ec == errc::empty_membership);
     CHECK_FALSE(ring::try_build(good, {.vnodes = 0}, ec).has_value());
@@ -514,7 +514,9 @@ TEST_CASE("ring: bad input is rejected with an error naming it, nothing changes"
     CHECK(ec == errc::duplicate_id);
     CHECK_FALSE(r.try_without("ghost", ec).has_value());
     CHECK(ec == errc::unknown_id);
-    CHECK(ec.message() == "unknown node id");
+    CHECK(ec.message() == "node id 'ghost' is not a member");  // the throwing form's message
+    CHECK(ec.error_code() == errc::unknown_id);
+    CHECK(ec.error_code().message() == "unknown node id");
     const auto ok = ring::try_build(good, {.vnodes = 16}, ec);
     CHECK(ok.has_value());
     CHECK_FALSE(ec);

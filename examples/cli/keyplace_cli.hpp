@@ -212,7 +212,7 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         }
         n.weight = w;
         if (auto f = keyplace::detail::check_node(n)) {
-            input_error(where + ": " + f.message);
+            input_error(where + ": " + f.message());
         }
     }
     if (has_loc) {

@@ -6,12 +6,8 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/math.hpp>
-#include <keyplace/jump.hpp>
-#include <keyplace/maglev.hpp>
-#include <keyplace/modulo.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
-#include <keyplace/ring.hpp>
 #include <keyplace/version.hpp>
 
 #include <algorithm>
@@ -61,105 +57,124 @@ inline constexpr std::size_t analysis_sample_size = std::size_t{1} << 17;
     return points;
 }
 
-/// A strategy whose placement is a sorted circle of points: points() and, index for index,
-/// owners(); a point owns the arc from the previous point (exclusive) to itself (inclusive).
-/// keyplace::ring, compat::point_ring (ketama, Envoy ring hash) and compat::cassandra_ring.
-template <class S>
-concept arc_placement = placement_strategy<S> && requires(const S& s) {
-    { s.points() };
-    { s.owners() } -> std::convertible_to<std::span<const node_index>>;
-};
-
-/// Each node's measure of a ring's circle, in points of the 2^bits circle, as two words:
-/// point i owns the arc (point[i-1], point[i]], point 0 also the wrap. Sums to exactly 2^bits.
-/// Signed points (Cassandra tokens) are measured on the same circle, in signed order.
-template <arc_placement S>
-[[nodiscard]] auto arc_measure(const S& r) -> std::vector<detail::u128> {
-    using point_type = std::make_unsigned_t<std::remove_cv_t<typename decltype(r.points())::element_type>>;
-    const auto points = r.points();
-    const auto owners = r.owners();
-    std::vector<detail::u128> sum(r.size(), detail::u128{0, 0});
-    const std::size_t total = points.size();
-    for (std::size_t i = 0; i < total; ++i) {
-        auto& s = sum[owners[i].value];
-        const auto arc = static_cast<std::uint64_t>(static_cast<point_type>(
-            static_cast<point_type>(points[i]) - static_cast<point_type>(points[i == 0 ? total - 1 : i - 1])));
-        if (i == 0 && arc == 0) {
-            // All points equal: entry 0 owns the whole circle.
-            s = detail::add(s, detail::u128{sizeof(point_type) == 8 ? 1U : 0U,
-                                            sizeof(point_type) == 8 ? 0U : (std::uint64_t{1} << (8 * sizeof(point_type)))});
-            continue;
-        }
-        s = detail::add(s, detail::u128{0, arc});
-    }
-    return sum;
-}
-
 namespace detail {
 
-/// A measure of a circle of P values as a fraction of it.
-template <class P>
-[[nodiscard]] auto circle_fraction(const u128& v) noexcept -> double {
-    constexpr double circle = static_cast<double>(std::numeric_limits<P>::max()) + 1.0;
-    return static_cast<double>(v.hi) * (18446744073709551616.0 / circle) + static_cast<double>(v.lo) / circle;
+/// Calls fn(point, measure) for every ownership region of s: a point inside it (pick(point) is
+/// the region's owner) and its measure in values of the key circle (u128). The measures sum to
+/// exactly the circle: 2^(8 * sizeof(Point)) for arcs, 2^64 for residues.
+template <class Point, class Fn>
+void for_each_region(const arc_regions<Point>& r, Fn&& fn) {
+    using U = std::make_unsigned_t<Point>;
+    const std::size_t total = r.points.size();
+    for (std::size_t i = 0; i < total; ++i) {
+        const Point prev = r.points[i == 0 ? total - 1 : i - 1];
+        const auto arc = static_cast<std::uint64_t>(static_cast<U>(static_cast<U>(r.points[i]) - static_cast<U>(prev)));
+        const Point inside = r.rule == lookup_rule::at_or_after ? r.points[i] : prev;
+        const auto at = static_cast<std::uint64_t>(static_cast<U>(inside));
+        if (i == 0 && arc == 0) {  // every point equal: entry 0 owns the whole circle
+            fn(at, sizeof(U) == 8 ? u128{1, 0} : u128{0, std::uint64_t{1} << (8 * (sizeof(U) % 8))});
+        } else {
+            fn(at, u128{0, arc});
+        }
+    }
+}
+template <class Fn>
+void for_each_region(const residue_regions& r, Fn&& fn) {
+    if (r.modulus == 1) {
+        fn(std::uint64_t{0}, u128{1, 0});
+        return;
+    }
+    // Residue k holds floor((2^64 - 1 - k) / M) + 1 of the 64-bit points.
+    for (std::uint64_t k = 0; k < r.modulus; ++k) {
+        fn(k, u128{0, (std::numeric_limits<std::uint64_t>::max() - k) / r.modulus + 1});
+    }
 }
 
-template <class S>
-[[nodiscard]] auto sampled_ownership(const S& s) -> ownership_report {
-    std::vector<std::size_t> counts(s.size(), 0);
-    const auto& sample = analysis_sample();
-    for (const auto p : sample) {
-        ++counts[s.pick(p).value];
-    }
-    ownership_report r{{}, share_method::sampled, 3 * std::sqrt(0.25 / static_cast<double>(sample.size()))};
-    for (const auto c : counts) {
-        r.share.push_back(static_cast<double>(c) / static_cast<double>(sample.size()));
-    }
-    return r;
+/// The circle of a region kind, as a double: 2^(8 * sizeof(Point)) or 2^64.
+template <class Point>
+[[nodiscard]] constexpr auto circle_of(const arc_regions<Point>&) noexcept -> double {
+    return sizeof(Point) == 8 ? 18446744073709551616.0 : static_cast<double>(std::uint64_t{1} << (8 * (sizeof(Point) % 8)));
 }
+[[nodiscard]] constexpr auto circle_of(const residue_regions&) noexcept -> double { return 18446744073709551616.0; }
+
+[[nodiscard]] inline auto to_double(const u128& v) noexcept -> double {
+    return static_cast<double>(v.hi) * 18446744073709551616.0 + static_cast<double>(v.lo);
+}
+
+/// Whether two region kinds have a common refinement: rings of one point type and lookup rule
+/// (the merged points), or tables of one size (the slots).
+template <class Point>
+[[nodiscard]] auto refine_together(const arc_regions<Point>& a, const arc_regions<Point>& b) noexcept -> bool {
+    return a.rule == b.rule;
+}
+[[nodiscard]] inline auto refine_together(const residue_regions& a, const residue_regions& b) noexcept -> bool {
+    return a.modulus == b.modulus;
+}
+template <class A, class B>
+[[nodiscard]] auto refine_together(const A&, const B&) noexcept -> bool {
+    return false;
+}
+
+/// Calls fn(point, measure) over the common refinement of a and b (refine_together(a, b)):
+/// regions on which both owners are constant.
+template <class Point, class Fn>
+void for_each_common_region(const arc_regions<Point>& a, const arc_regions<Point>& b, Fn&& fn) {
+    std::vector<Point> cuts(a.points.begin(), a.points.end());
+    cuts.insert(cuts.end(), b.points.begin(), b.points.end());
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for_each_region(arc_regions<Point>{cuts, {}, a.rule}, fn);  // owners are asked of a and b
+}
+template <class Fn>
+void for_each_common_region(const residue_regions& a, const residue_regions&, Fn&& fn) {
+    for_each_region(a, fn);
+}
+template <class A, class B, class Fn>
+void for_each_common_region(const A&, const B&, Fn&&) {}
 
 }  // namespace detail
 
-/// Each node's share of the hash space: exact for rings of points (arcs: the native ring,
-/// ketama, Envoy ring hash, Cassandra tokens), Maglev (entries / M) and
-/// modulo; jump's defined 1/N; otherwise (rendezvous) counted over analysis_sample().
+/// Each node's measure of the key circle, by node index, exactly: a ring's arcs (point i owns the
+/// arc ending at it) or a table's slots (slot k the points = k mod M). Sums to exactly the
+/// circle, 2^(8 * sizeof(point)) for a ring, 2^64 for a table. Signed points (Cassandra tokens)
+/// are measured on the same circle, in signed order.
+template <region_strategy S>
+[[nodiscard]] auto region_measure(const S& s) -> std::vector<detail::u128> {
+    std::vector<detail::u128> sum(s.size(), detail::u128{0, 0});
+    detail::for_each_region(s.regions(), [&](std::uint64_t point, const detail::u128& m) {
+        auto& x = sum[s.pick(point).value];
+        x = detail::add(x, m);
+    });
+    return sum;
+}
+
+/// Each node's share of the hash space: exact for every strategy with regions (rings of points:
+/// the native ring, ketama, Envoy ring hash, Cassandra; slot tables: Maglev, Envoy's Maglev,
+/// Redis; modulo), the defined share where the algorithm fixes it (jump: 1/N), else counted
+/// over analysis_sample() (rendezvous).
 template <placement_strategy S>
 [[nodiscard]] auto ownership(const S& s) -> ownership_report {
-    return detail::sampled_ownership(s);
-}
-template <arc_placement S>
-[[nodiscard]] auto ownership(const S& r) -> ownership_report {
-    using point_type = std::make_unsigned_t<std::remove_cv_t<typename decltype(r.points())::element_type>>;
-    ownership_report out;
-    for (const auto& m : arc_measure(r)) {
-        out.share.push_back(detail::circle_fraction<point_type>(m));
+    if constexpr (region_strategy<S>) {
+        const double circle = detail::circle_of(s.regions());
+        ownership_report out;
+        for (const auto& m : region_measure(s)) {
+            out.share.push_back(detail::to_double(m) / circle);
+        }
+        return out;
+    } else if constexpr (requires { s.defined_shares(); }) {
+        return {s.defined_shares(), share_method::expected, 0};
+    } else {
+        std::vector<std::size_t> counts(s.size(), 0);
+        const auto& sample = analysis_sample();
+        for (const auto p : sample) {
+            ++counts[s.pick(p).value];
+        }
+        ownership_report r{{}, share_method::sampled, 3 * std::sqrt(0.25 / static_cast<double>(sample.size()))};
+        for (const auto c : counts) {
+            r.share.push_back(static_cast<double>(c) / static_cast<double>(sample.size()));
+        }
+        return r;
     }
-    return out;
-}
-[[nodiscard]] inline auto ownership(const maglev& g) -> ownership_report {
-    std::vector<std::size_t> entries(g.size(), 0);
-    for (std::uint64_t slot = 0; slot < g.table_size(); ++slot) {
-        ++entries[g.entry(slot).value];
-    }
-    ownership_report out;
-    for (const auto e : entries) {
-        out.share.push_back(static_cast<double>(e) / static_cast<double>(g.table_size()));
-    }
-    return out;
-}
-template <jump_form Form>
-[[nodiscard]] auto ownership(const basic_jump<Form>& j) -> ownership_report {
-    return {std::vector<double>(j.size(), 1.0 / static_cast<double>(j.size())), share_method::expected, 0};
-}
-[[nodiscard]] inline auto ownership(const modulo& m) -> ownership_report {
-    // Node i owns the points p = i (mod N): floor((2^64 - 1 - i) / N) + 1 of them.
-    ownership_report out;
-    const std::uint64_t n = m.size();
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const std::uint64_t count = (std::numeric_limits<std::uint64_t>::max() - i) / n + 1;
-        out.share.push_back(static_cast<double>(count) / 18446744073709551616.0);
-    }
-    return out;
 }
 
 /// Keys per node and the skew figures services compare.
@@ -302,77 +317,67 @@ auto finish_movement(const A& before, const B& after, const membership_view& vb,
 
 }  // namespace detail
 
+namespace detail {
+
+// One movement computation: tally(t) adds each (before owner, after owner, measure) to t;
+// total is the measure of everything tallied.
+template <class A, class B, class Tally>
+auto movement_of(const A& before, const B& after, Tally&& tally, double total, bool exact) -> movement_report {
+    const auto ob = ownership(before);
+    const auto oa = ownership(after);
+    const auto vb = view_of(before, ob);
+    const auto va = view_of(after, oa);
+    movement_tally t{&vb, &va, {}, 0, 0};
+    tally(t);
+    const auto method = ob.method == share_method::exact && oa.method == share_method::exact ? share_method::exact
+                        : ob.method == share_method::sampled || oa.method == share_method::sampled
+                            ? share_method::sampled
+                            : share_method::expected;
+    auto r = finish_movement(before, after, vb, va, t, total, method);
+    r.exact = exact;
+    return r;
+}
+
+}  // namespace detail
+
 /// Movement between two placements over hashed keys, by node id: what moved, per-node flows,
 /// violations, and the minimum any scheme must move (half the L1 distance between the two
 /// ownerships; fair_minimum uses the weight shares instead). No keys: every fraction is 0.
 template <placement_strategy A, placement_strategy B>
 [[nodiscard]] auto movement(const A& before, const B& after, std::span<const std::uint64_t> points)
     -> movement_report {
-    const auto ob = ownership(before);
-    const auto oa = ownership(after);
-    const auto vb = detail::view_of(before, ob);
-    const auto va = detail::view_of(after, oa);
-    detail::movement_tally t{&vb, &va, {}, 0, 0};
-    for (const auto p : points) {
-        t.add(before.nodes()[before.pick(p).value].id, after.nodes()[after.pick(p).value].id, 1.0);
-    }
-    const auto method = ob.method == share_method::exact && oa.method == share_method::exact ? share_method::exact
-                        : ob.method == share_method::sampled || oa.method == share_method::sampled
-                            ? share_method::sampled
-                            : share_method::expected;
-    auto r = detail::finish_movement(before, after, vb, va, t, static_cast<double>(points.size()), method);
+    auto r = detail::movement_of(
+        before, after,
+        [&](detail::movement_tally& t) {
+            for (const auto p : points) {
+                t.add(before.node(before.pick(p)).id, after.node(after.pick(p)).id, 1.0);
+            }
+        },
+        static_cast<double>(points.size()), false);
     r.keys = points.size();
     return r;
 }
 
-/// Movement between two rings over the whole hash space, exactly: the merged points cut the
-/// circle into arcs on which both owners are constant.
-template <class Traits>
-[[nodiscard]] auto movement(const basic_ring<Traits>& before, const basic_ring<Traits>& after) -> movement_report {
-    using point_type = typename basic_ring<Traits>::point_type;
-    std::vector<point_type> cuts(before.points().begin(), before.points().end());
-    cuts.insert(cuts.end(), after.points().begin(), after.points().end());
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    const auto ob = ownership(before);
-    const auto oa = ownership(after);
-    const auto vb = detail::view_of(before, ob);
-    const auto va = detail::view_of(after, oa);
-    detail::movement_tally t{&vb, &va, {}, 0, 0};
-    constexpr double circle = static_cast<double>(std::numeric_limits<point_type>::max()) + 1.0;
-    for (std::size_t k = 0; k < cuts.size(); ++k) {
-        // The arc (cuts[k-1], cuts[k]] (for k = 0, the wrap) has the owners of cuts[k].
-        const auto arc = static_cast<point_type>(cuts[k] - cuts[k == 0 ? cuts.size() - 1 : k - 1]);
-        const double measure = (k == 0 && arc == 0) ? circle : static_cast<double>(arc);
-        t.add(before.nodes()[before.pick(cuts[k]).value].id, after.nodes()[after.pick(cuts[k]).value].id, measure);
-    }
-    auto r = detail::finish_movement(before, after, vb, va, t, circle, share_method::exact);
-    r.exact = true;
-    return r;
-}
-
-/// Movement between two Maglev tables of the same size, exactly, slot by slot.
-[[nodiscard]] inline auto movement(const maglev& before, const maglev& after) -> movement_report {
-    if (before.table_size() != after.table_size()) {
-        return movement(before, after, analysis_sample());
-    }
-    const auto ob = ownership(before);
-    const auto oa = ownership(after);
-    const auto vb = detail::view_of(before, ob);
-    const auto va = detail::view_of(after, oa);
-    detail::movement_tally t{&vb, &va, {}, 0, 0};
-    for (std::uint64_t slot = 0; slot < before.table_size(); ++slot) {
-        t.add(before.nodes()[before.entry(slot).value].id, after.nodes()[after.entry(slot).value].id, 1.0);
-    }
-    auto r = detail::finish_movement(before, after, vb, va, t, static_cast<double>(before.table_size()),
-                                     share_method::exact);
-    r.exact = true;
-    return r;
-}
-
-/// Movement over analysis_sample() for strategies without an exact form.
+/// Movement between two placements over the whole hash space: exact where both enumerate
+/// regions with a common refinement (two rings of one point type and lookup rule: the merged
+/// points cut the circle into arcs on which both owners are constant; two tables of one size:
+/// slot by slot); otherwise over analysis_sample().
 template <placement_strategy A, placement_strategy B>
 [[nodiscard]] auto movement(const A& before, const B& after) -> movement_report {
+    if constexpr (region_strategy<A> && region_strategy<B>) {
+        const auto ra = before.regions();
+        const auto rb = after.regions();
+        if (detail::refine_together(ra, rb)) {
+            return detail::movement_of(
+                before, after,
+                [&](detail::movement_tally& t) {
+                    detail::for_each_common_region(ra, rb, [&](std::uint64_t p, const detail::u128& m) {
+                        t.add(before.node(before.pick(p)).id, after.node(after.pick(p)).id, detail::to_double(m));
+                    });
+                },
+                detail::circle_of(ra), true);
+        }
+    }
     return movement(before, after, analysis_sample());
 }
 
@@ -416,25 +421,18 @@ auto coownership_over(const replica_placer<S>& placer, std::span<const std::uint
 
 }  // namespace detail
 
-/// Co-ownership under a placer, sampled over analysis_sample().
+/// Co-ownership under a placer: exact where the strategy has regions (every key of a region has
+/// the same replica set: one evaluation per ring arc or table slot), else over analysis_sample().
 template <ordered_placement_strategy S>
 [[nodiscard]] auto coownership(const replica_placer<S>& placer) -> coownership_report {
-    return detail::coownership_over(placer, analysis_sample(), false);
-}
-/// Exact for a ring: every key between two consecutive points has the same replica set.
-template <class Traits>
-[[nodiscard]] auto coownership(const replica_placer<basic_ring<Traits>>& placer) -> coownership_report {
-    const auto pts = placer.strategy().points();
-    const std::vector<std::uint64_t> regions(pts.begin(), pts.end());
-    return detail::coownership_over(placer, regions, true);
-}
-/// Exact for Maglev: one replica set per slot.
-[[nodiscard]] inline auto coownership(const replica_placer<maglev>& placer) -> coownership_report {
-    std::vector<std::uint64_t> slots(placer.strategy().table_size());
-    for (std::uint64_t s = 0; s < slots.size(); ++s) {
-        slots[s] = s;
+    if constexpr (region_strategy<S>) {
+        std::vector<std::uint64_t> regions;
+        detail::for_each_region(placer.strategy().regions(),
+                                [&](std::uint64_t p, const detail::u128&) { regions.push_back(p); });
+        return detail::coownership_over(placer, regions, true);
+    } else {
+        return detail::coownership_over(placer, analysis_sample(), false);
     }
-    return detail::coownership_over(placer, slots, true);
 }
 
 KEYPLACE_NAMESPACE_END

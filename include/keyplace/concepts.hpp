@@ -1,4 +1,5 @@
-// keyplace — which node owns a key. The placement concepts every strategy models, and locate().
+// keyplace — which node owns a key. The placement concepts every strategy models, the
+// capabilities generic code asks for (holders, regions), and locate().
 #ifndef KEYPLACE_CONCEPTS_HPP_INCLUDED
 #define KEYPLACE_CONCEPTS_HPP_INCLUDED
 
@@ -6,7 +7,6 @@
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
-#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -17,13 +17,19 @@ KEYPLACE_NAMESPACE_BEGIN
 /// An immutable, copyable placement built from a node list. Queries are const, noexcept,
 /// allocation-free and safe from any number of threads. pick() takes a hashed key (a point)
 /// and returns an index into nodes(); S::key_hash is the hash locate() applies to key bytes.
+/// holders() is how many nodes pick() can return and holds(i) whether node i is one of them: a
+/// node of a compat ring whose share rounds to no point, or of an Envoy locality of weight 0,
+/// is a member that holds nothing.
 template <class S>
 concept placement_strategy =
     std::copyable<S> && hasher<typename S::key_hash> &&
-    requires(const S& s, std::uint64_t point) {
+    requires(const S& s, std::uint64_t point, node_index i) {
         { s.size() } noexcept -> std::same_as<std::size_t>;
         { s.nodes() } noexcept -> std::same_as<std::span<const node>>;
+        { s.node(i) } noexcept -> std::same_as<const node&>;
         { s.pick(point) } noexcept -> std::same_as<node_index>;
+        { s.holders() } noexcept -> std::same_as<std::size_t>;
+        { s.holds(i) } noexcept -> std::same_as<bool>;
     };
 
 namespace detail {
@@ -34,10 +40,10 @@ struct walk_visitor_archetype {
 }  // namespace detail
 
 /// A strategy that can list distinct nodes in preference order (replicas, retries).
-/// pick_n writes min(out.size(), size()) distinct indices, the first being pick(point),
-/// and returns how many it wrote. walk(point, visit) calls visit(node_index) -> bool in
-/// preference order until it returns false; it may repeat a node already visited (a ring
-/// passes a node's other points) but visits every node before it ends.
+/// walk(point, visit) calls visit(node_index) -> bool in preference order until it returns
+/// false; it visits exactly the holders (it may repeat one: a ring passes a node's other points)
+/// and every holder before it ends. pick_n writes the first min(out.size(), holders()) distinct
+/// nodes of that walk, the first being pick(point), and returns how many it wrote.
 template <class S>
 concept ordered_placement_strategy =
     placement_strategy<S> &&
@@ -47,40 +53,56 @@ concept ordered_placement_strategy =
         { s.walk(point, visit) } noexcept;
     };
 
+/// Which point of a ring owns a key's point h.
+enum class lookup_rule : std::uint8_t {
+    at_or_after,  ///< the first point >= h (wrapping): libmemcached, Envoy, Cassandra, keyplace
+    after,        ///< the first point > h (wrapping): Python's bisect_right (hash_ring)
+};
+
+/// Ownership regions of a ring: point i owns the arc that ends at it, (points[i-1], points[i]]
+/// under at_or_after, [points[i-1], points[i]) under after, point 0 also the wrap. Points are
+/// sorted in Point's order (signed tokens on the same circle in signed order); the circle has
+/// 2^(8 * sizeof(Point)) values.
+template <class Point>
+struct arc_regions {
+    std::span<const Point> points;
+    std::span<const node_index> owners;
+    lookup_rule rule = lookup_rule::at_or_after;
+};
+
+/// Ownership regions of a table or a modulus: the points congruent to r modulo `modulus`, for
+/// r = 0 .. modulus - 1, all belong to pick(r) (Maglev slots, Redis slots, modulo residues).
+struct residue_regions {
+    std::uint64_t modulus = 1;
+};
+
+/// A strategy that can enumerate its ownership regions exactly: ownership, movement and
+/// co-ownership are then exact (analysis.hpp), not sampled.
+template <class S>
+concept region_strategy = placement_strategy<S> && requires(const S& s) {
+    { s.regions() } noexcept;
+};
+
 namespace detail {
-/// pick_n from a walk: the first distinct nodes it visits.
+/// pick_n from a walk: the first distinct nodes it visits, at most the holders.
 template <class S>
 [[nodiscard]] auto collect_distinct(const S& s, std::uint64_t point, std::span<node_index> out) noexcept
     -> std::size_t {
-    const std::size_t want = std::min(out.size(), s.size());
+    const std::size_t want = out.size() < s.holders() ? out.size() : s.holders();
     std::size_t got = 0;
     if (want == 0) {
         return 0;
     }
     s.walk(point, [&](node_index i) noexcept {
-        const auto taken = out.first(got);
-        if (std::find(taken.begin(), taken.end(), i) == taken.end()) {
-            out[got++] = i;
+        for (std::size_t k = 0; k < got; ++k) {
+            if (out[k] == i) {
+                return true;
+            }
         }
+        out[got++] = i;
         return got < want;
     });
     return got;
-}
-}  // namespace detail
-
-namespace detail {
-/// A ring's walk: visits owners[start], owners[start + 1], ... once around, wrapping, until
-/// visit returns false.
-template <class Visit>
-void walk_circle(std::span<const node_index> owners, std::size_t start, Visit& visit) noexcept {
-    const std::size_t total = owners.size();
-    std::size_t i = start;
-    for (std::size_t step = 0; step < total; ++step) {
-        if (!visit(owners[i])) {
-            return;
-        }
-        i = (i + 1 == total) ? 0 : i + 1;
-    }
 }
 }  // namespace detail
 
@@ -88,12 +110,11 @@ void walk_circle(std::span<const node_index> owners, std::size_t start, Visit& v
 /// little-endian bytes) under strategy s, hashing it with the strategy's declared key hash.
 template <placement_strategy S, class Key>
 [[nodiscard]] auto locate(const S& s, const Key& key) noexcept -> const node& {
-    const auto point = hash_key(typename S::key_hash{}, key);
-    return s.nodes()[s.pick(point).value];
+    return s.node(s.pick(hash_key(typename S::key_hash{}, key)));
 }
 
 /// Distinct nodes for key in s's preference order (see pick_n), hashing it with the
-/// strategy's key hash: writes min(out.size(), s.size()) indices and returns that count.
+/// strategy's key hash: writes min(out.size(), s.holders()) indices and returns that count.
 template <ordered_placement_strategy S, class Key>
 [[nodiscard]] auto locate_n(const S& s, const Key& key, std::span<node_index> out) noexcept
     -> std::size_t {

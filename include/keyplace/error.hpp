@@ -1,4 +1,5 @@
-// keyplace — which node owns a key. Errors: keyplace::error (exceptions) and errc (std::error_code).
+// keyplace — which node owns a key. Errors: error_info (a code and the message naming the
+// offending value), keyplace::error (the exception carrying it), errc, and the one reporting path.
 #ifndef KEYPLACE_ERROR_HPP_INCLUDED
 #define KEYPLACE_ERROR_HPP_INCLUDED
 
@@ -13,18 +14,37 @@
 #include <type_traits>
 #include <utility>
 
+#include <cstdio>
+#include <cstdlib>
+
 KEYPLACE_NAMESPACE_BEGIN
 
-/// Why a strategy could not be built or derived. Values are stable.
+/// Why a strategy could not be built or derived. Values are stable: new ones are appended.
 enum class errc : int {
-    empty_membership = 1,  ///< no nodes, or removing the last node
-    empty_id = 2,          ///< a node id is the empty string
-    duplicate_id = 3,      ///< two nodes share an id
-    invalid_weight = 4,    ///< weight not finite and > 0, or too small to get a point
-    invalid_vnodes = 5,    ///< virtual node count 0 or above the limit
-    too_many_points = 6,   ///< the ring would exceed its documented point limit
-    unknown_id = 7,        ///< an operation names an id that is not a member
-    invalid_argument = 8,  ///< any other argument out of its documented range
+    empty_membership = 1,       ///< no nodes, or removing the last node
+    empty_id = 2,               ///< a node id (or a server host) is empty
+    duplicate_id = 3,           ///< two nodes share an id
+    invalid_weight = 4,         ///< a weight outside what the strategy accepts
+    invalid_vnodes = 5,         ///< virtual node count 0 or above the limit
+    too_many_points = 6,        ///< the ring would exceed its documented point limit
+    unknown_id = 7,             ///< an operation names an id that is not a member
+    invalid_argument = 8,       ///< any other argument out of its documented range
+    id_too_long = 9,            ///< a node id longer than max_id_length bytes
+    table_size_not_prime = 10,  ///< a Maglev table size that is not prime
+    invalid_table_size = 11,    ///< a table size above its limit or below the node count
+    too_many_nodes = 12,        ///< more nodes than the strategy can index
+    no_points = 13,             ///< a ring would hold no point, or a node lists none it needs
+    duplicate_token = 14,       ///< a token (ring point) that must be unique is listed twice
+    slot_overlap = 15,          ///< a slot assigned to more than one node
+    slot_gap = 16,              ///< a slot assigned to no node
+    invalid_slot_range = 17,    ///< a slot range reversed or outside the slot space
+    invalid_ring_size = 18,     ///< a ring size bound out of range, or min above max
+    invalid_address = 19,       ///< a server address that does not parse
+    replica_shortfall = 20,     ///< fewer holders or failure domains than copies (shortfall::fail)
+    invalid_replica_count = 21, ///< 0 copies, or more copies than nodes
+    unknown_domain = 22,        ///< a named domain (region, datacenter, locality) that holds no node
+    duplicate_domain = 23,      ///< a domain given more than one count or weight
+    missing_location = 24,      ///< a node without the location part a policy needs
 };
 
 namespace detail {
@@ -41,6 +61,22 @@ public:
             case errc::too_many_points: return "too many ring points";
             case errc::unknown_id: return "unknown node id";
             case errc::invalid_argument: return "invalid argument";
+            case errc::id_too_long: return "node id too long";
+            case errc::table_size_not_prime: return "table size not prime";
+            case errc::invalid_table_size: return "invalid table size";
+            case errc::too_many_nodes: return "too many nodes";
+            case errc::no_points: return "no ring points";
+            case errc::duplicate_token: return "duplicate token";
+            case errc::slot_overlap: return "slot assigned twice";
+            case errc::slot_gap: return "slot not assigned";
+            case errc::invalid_slot_range: return "invalid slot range";
+            case errc::invalid_ring_size: return "invalid ring size";
+            case errc::invalid_address: return "invalid server address";
+            case errc::replica_shortfall: return "too few holders or domains for the copies";
+            case errc::invalid_replica_count: return "invalid replica count";
+            case errc::unknown_domain: return "unknown domain";
+            case errc::duplicate_domain: return "duplicate domain";
+            case errc::missing_location: return "missing location part";
         }
         return "unknown keyplace error";
     }
@@ -57,13 +93,43 @@ public:
     return {static_cast<int>(e), error_category()};
 }
 
-/// Thrown by build functions and derivations. what() names the offending value.
+/// The outcome of a build or derivation: no error, or a code and a message that names the
+/// offending value. The try_ forms fill one; the throwing forms throw keyplace::error holding
+/// the same code and message.
+class error_info {
+public:
+    error_info() = default;
+    error_info(errc code, std::string message) : code_(code), message_(std::move(message)) {}
+
+    /// Whether this holds an error.
+    [[nodiscard]] explicit operator bool() const noexcept { return code_ != errc{}; }
+    [[nodiscard]] auto code() const noexcept -> errc { return code_; }
+    /// The full message ("node id 'a' appears more than once"); empty when there is no error.
+    [[nodiscard]] auto message() const noexcept -> const std::string& { return message_; }
+    /// The code as a std::error_code in keyplace's category (empty when there is no error).
+    [[nodiscard]] auto error_code() const noexcept -> std::error_code {
+        return code_ == errc{} ? std::error_code{} : make_error_code(code_);
+    }
+    void clear() noexcept {
+        code_ = errc{};
+        message_.clear();
+    }
+
+    friend auto operator==(const error_info& e, errc c) noexcept -> bool { return e.code_ == c; }
+
+private:
+    errc code_{};
+    std::string message_;
+};
+
+/// Thrown by the build functions and derivations. what() is error_info's message.
 class error : public std::runtime_error {
 public:
-    error(errc code, const std::string& message)
-        : std::runtime_error(message), code_(code) {}
+    explicit error(const error_info& info) : std::runtime_error(info.message()), code_(info.code()) {}
+    error(errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
 
     [[nodiscard]] auto code() const noexcept -> errc { return code_; }
+    [[nodiscard]] auto info() const -> error_info { return {code_, what()}; }
 
 private:
     errc code_;
@@ -71,40 +137,55 @@ private:
 
 namespace detail {
 
-/// The outcome of validation: no error, or an errc with a message naming the value.
-/// Lets build() throw and try_build() report through std::error_code from one code path.
-struct failure {
-    errc code{};
-    std::string message;
-
-    [[nodiscard]] explicit operator bool() const noexcept { return code != errc{}; }
-};
+/// Internal name of the validation outcome: every check returns one.
+using failure = error_info;
 
 KEYPLACE_COLD inline auto fail(errc code, std::string message) -> failure {
     return failure{code, std::move(message)};
 }
 
-KEYPLACE_COLD [[noreturn]] inline void throw_error(failure f) {
-    throw error(f.code, f.message);
+/// The one place a failure leaves the library in the throwing forms: KEYPLACE_ON_ERROR if the
+/// program defines it (config.hpp), else a keyplace::error, else (built without exceptions)
+/// the message on stderr and std::abort().
+KEYPLACE_COLD [[noreturn]] inline void raise(const failure& f) {
+#if defined(KEYPLACE_ON_ERROR)
+    KEYPLACE_ON_ERROR(f);
+    std::abort();  // the handler must not return
+#elif defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+    throw error(f);
+#else
+    std::fprintf(stderr, "keyplace: %s\n", f.message().c_str());
+    std::abort();
+#endif
 }
 
-/// The result of a try_ form: the value, or an empty optional with ec set to the failure.
+/// The throwing form's result: the value, or raise(f).
 template <class T>
-[[nodiscard]] auto report(failure f, T&& value, std::error_code& ec) -> std::optional<std::remove_cvref_t<T>> {
+[[nodiscard]] auto value_or_raise(const failure& f, T&& value) -> std::remove_cvref_t<T> {
     if (f) {
-        ec = make_error_code(f.code);
+        raise(f);
+    }
+    return std::forward<T>(value);
+}
+
+/// The try_ form's result: the value, or an empty optional with err set to the failure.
+template <class T>
+[[nodiscard]] auto report(failure f, T&& value, error_info& err) -> std::optional<std::remove_cvref_t<T>> {
+    err = std::move(f);
+    if (err) {
         return std::nullopt;
     }
-    ec.clear();
     return std::optional<std::remove_cvref_t<T>>(std::forward<T>(value));
 }
 
-/// Quotes a user-supplied string for an error message, escaping control bytes.
+/// Quotes a user-supplied string for an error message, escaping control bytes, and cutting it
+/// at 64 bytes so that a message stays one short line whatever the input.
 inline auto quote(std::string_view s) -> std::string {
+    constexpr std::size_t shown = 64;
     std::string out;
-    out.reserve(s.size() + 2);
+    out.reserve((s.size() < shown ? s.size() : shown) + 8);
     out += '\'';
-    for (const char c : s) {
+    for (const char c : s.substr(0, shown)) {
         const auto u = static_cast<unsigned char>(c);
         if (u < 0x20 || u == 0x7f || c == '\'' || c == '\\') {
             constexpr char hex[] = "0123456789abcdef";
@@ -115,7 +196,7 @@ inline auto quote(std::string_view s) -> std::string {
             out += c;
         }
     }
-    out += '\'';
+    out += s.size() > shown ? "'..." : "'";
     return out;
 }
 

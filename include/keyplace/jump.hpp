@@ -6,6 +6,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
+#include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -14,13 +15,9 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
-#include <optional>
 #include <span>
 #include <string>
-#include <system_error>
-#include <utility>
 #include <vector>
 
 // Jump's formula is defined by IEEE-754 binary64 division; -ffast-math may replace it with a
@@ -112,88 +109,59 @@ enum class jump_form {
 /// Jump consistent hash over the nodes in the order given: node i is bucket i. No table, no
 /// per-node state, perfect balance. Only appending a node (push_back) or removing the last one
 /// (pop_back) is possible; an arbitrary node cannot be removed, and weights are not supported.
+///
+/// build() and push_back() throw keyplace::error: empty list, empty, over-long or duplicate id,
+/// a weight other than 1 (errc::invalid_weight), more than 2^31 - 1 nodes (errc::too_many_nodes).
+/// pop_back() throws errc::empty_membership for the last node. push_back is O(N) (a copy).
 template <jump_form Form>
-class basic_jump {
+class basic_jump : public detail::lifecycle<basic_jump<Form>, node, no_config, detail::derivation::append_only,
+                                            detail::node_order::as_given> {
+    friend detail::lifecycle<basic_jump, node, no_config, detail::derivation::append_only,
+                             detail::node_order::as_given>;
+
 public:
     using key_hash = xxh3;
 
-    /// Nodes in bucket order. Throws keyplace::error: empty list, empty or duplicate id, a
-    /// weight other than 1, more than 2^31 - 1 nodes.
-    [[nodiscard]] static auto build(std::span<const node> nodes) -> basic_jump {
-        basic_jump j;
-        if (auto f = j.assign(nodes)) {
-            detail::throw_error(std::move(f));
-        }
-        return j;
-    }
-    [[nodiscard]] static auto build(std::initializer_list<node> nodes) -> basic_jump {
-        return build(std::span<const node>(nodes.begin(), nodes.size()));
-    }
-    [[nodiscard]] static auto try_build(std::span<const node> nodes, std::error_code& ec)
-        -> std::optional<basic_jump> {
-        basic_jump j;
-        auto f = j.assign(nodes);
-        return detail::report(std::move(f), std::move(j), ec);
-    }
-
-    /// A new value with n as the last bucket; keys move only to it, about 1/(N+1) of them.
-    [[nodiscard]] auto push_back(const node& n) const -> basic_jump {
-        std::vector<node> next(nodes_);
-        next.push_back(n);
-        return build(next);
-    }
-    /// A new value without the last bucket; only its keys move. Throws
-    /// errc::empty_membership when it is the only one.
-    [[nodiscard]] auto pop_back() const -> basic_jump {
-        if (nodes_.size() == 1) {
-            detail::throw_error(detail::fail(errc::empty_membership,
-                                             "removing " + detail::quote(nodes_.back().id) +
-                                                 " would leave no nodes"));
-        }
-        basic_jump j = *this;
-        j.nodes_.pop_back();
-        return j;
-    }
-
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
+    /// Every bucket can be picked.
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return this->size(); }
+    [[nodiscard]] auto holds(node_index) const noexcept -> bool { return true; }
 
     /// O(log N) expected.
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
-        const auto n = static_cast<std::int32_t>(nodes_.size());
+        const auto n = static_cast<std::int32_t>(this->nodes_.size());
         if constexpr (Form == jump_form::paper) {
             return node_index{static_cast<std::uint32_t>(jump_consistent_hash(point, n))};
         } else {
-            return node_index{static_cast<std::uint32_t>(
-                guava_consistent_hash(static_cast<std::int64_t>(point), n))};
+            return node_index{static_cast<std::uint32_t>(guava_consistent_hash(static_cast<std::int64_t>(point), n))};
         }
+    }
+
+    /// The defined share of each bucket: 1/N (analysis reports it as share_method::expected).
+    [[nodiscard]] auto defined_shares() const -> std::vector<double> {
+        return std::vector<double>(this->size(), 1.0 / static_cast<double>(this->size()));
     }
 
 private:
     basic_jump() = default;
 
-    auto assign(std::span<const node> nodes) -> detail::failure {
+    auto assign(std::span<const node> nodes, const no_config&) -> detail::failure {
         std::vector<node> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
         if (nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-            return detail::fail(errc::invalid_argument,
-                                std::to_string(nodes.size()) + " nodes; jump takes at most 2^31 - 1");
+            return detail::fail(errc::too_many_nodes, std::to_string(nodes.size()) + " nodes; jump takes at most 2^31 - 1");
         }
         for (const node& n : nodes) {
             if (n.weight != 1.0) {
-                return detail::fail(errc::invalid_weight,
-                                    "node " + detail::quote(n.id) + ": weight " +
-                                        detail::format_weight(n.weight) +
-                                        "; jump places every node with weight 1");
+                return detail::fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
+                                                              detail::format_weight(n.weight) +
+                                                              "; jump places every node with weight 1");
             }
         }
-        nodes_.assign(nodes.begin(), nodes.end());
+        this->nodes_.assign(nodes.begin(), nodes.end());
         return {};
     }
-
-    std::vector<node> nodes_;
 };
 
 /// Jump as in the paper (the native form).

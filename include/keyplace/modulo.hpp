@@ -4,6 +4,7 @@
 #define KEYPLACE_MODULO_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -11,48 +12,35 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
-#include <optional>
 #include <span>
-#include <system_error>
-#include <utility>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
 
 /// pick(point) = point mod N over the nodes sorted by id. Weights are validated but ignored.
-/// Going from N to N+1 nodes moves about N/(N+1) of all keys.
-class modulo {
+/// Going from N to N+1 nodes moves about N/(N+1) of all keys. build() throws keyplace::error as
+/// every strategy does for the node list; with() and without() rebuild.
+class modulo : public detail::lifecycle<modulo, keyplace::node, no_config, detail::derivation::any,
+                                        detail::node_order::by_id> {
+    friend detail::lifecycle<modulo, keyplace::node, no_config, detail::derivation::any, detail::node_order::by_id>;
+
 public:
     using key_hash = xxh3;
 
-    /// Throws keyplace::error as ring::build does for the node list.
-    [[nodiscard]] static auto build(std::span<const node> nodes) -> modulo {
-        modulo m;
-        if (auto f = detail::sorted_membership(nodes, m.nodes_)) {
-            detail::throw_error(std::move(f));
-        }
-        return m;
-    }
-    [[nodiscard]] static auto build(std::initializer_list<node> nodes) -> modulo {
-        return build(std::span<const node>(nodes.begin(), nodes.size()));
-    }
-    [[nodiscard]] static auto try_build(std::span<const node> nodes, std::error_code& ec)
-        -> std::optional<modulo> {
-        modulo m;
-        auto f = detail::sorted_membership(nodes, m.nodes_);
-        return detail::report(std::move(f), std::move(m), ec);
-    }
-
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return size(); }
+    [[nodiscard]] auto holds(node_index) const noexcept -> bool { return true; }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
         return node_index{static_cast<std::uint32_t>(point % nodes_.size())};
     }
+    /// The residues modulo N: ownership and movement are exact over them.
+    [[nodiscard]] auto regions() const noexcept -> residue_regions { return {nodes_.size()}; }
 
 private:
     modulo() = default;
-    std::vector<node> nodes_;
+
+    auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
+        return detail::sorted_membership(input, nodes_);
+    }
 };
 
 static_assert(placement_strategy<modulo>);

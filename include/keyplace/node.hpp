@@ -63,10 +63,8 @@ inline auto format_weight(double w) -> std::string {
         return fail(errc::empty_id, "node id is empty");
     }
     if (n.id.size() > max_id_length) {
-        return fail(errc::invalid_argument, "node id " + detail::quote(n.id.substr(0, 32)) + "... is " +
-                                                 std::to_string(n.id.size()) +
-                                                 " bytes; the limit is " +
-                                                 std::to_string(max_id_length));
+        return fail(errc::id_too_long, "node id " + detail::quote(n.id) + " is " + std::to_string(n.id.size()) +
+                                           " bytes; the limit is " + std::to_string(max_id_length));
     }
     if (!(std::isfinite(n.weight) && n.weight > 0.0)) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +

@@ -99,15 +99,18 @@ struct replica_result {
 template <ordered_placement_strategy S>
 class replica_placer {
 public:
-    /// Throws keyplace::error (errc::invalid_argument): count 0, more copies than nodes
-    /// (whatever the shortfall rule), an unknown level, an empty location part at the spread
-    /// or count level, an unknown or repeated counted domain, and with shortfall::fail fewer
-    /// domains than copies.
+    /// Throws keyplace::error: count 0 or more copies than nodes, whatever the shortfall rule
+    /// (invalid_replica_count); an unknown level (invalid_argument); an empty location part at
+    /// the spread or count level (missing_location); a counted domain without nodes
+    /// (unknown_domain) or counted twice (duplicate_domain); and with shortfall::fail fewer
+    /// holders or domains than copies (replica_shortfall). Only the strategy's holders take
+    /// copies: with shortfall::relax, fewer holders than copies give every key as many copies as
+    /// there are holders, and degraded() is true.
     [[nodiscard]] static auto build(std::shared_ptr<const S> strategy, replica_policy policy)
         -> replica_placer {
         replica_placer p;
         if (auto f = p.assign(std::move(strategy), std::move(policy))) {
-            detail::throw_error(std::move(f));
+            detail::raise(f);
         }
         return p;
     }
@@ -115,17 +118,22 @@ public:
         return build(std::make_shared<const S>(strategy), std::move(policy));
     }
     [[nodiscard]] static auto try_build(std::shared_ptr<const S> strategy, replica_policy policy,
-                                        std::error_code& ec) -> std::optional<replica_placer> {
+                                        error_info& err) -> std::optional<replica_placer> {
         replica_placer p;
         auto f = p.assign(std::move(strategy), std::move(policy));
-        return detail::report(std::move(f), std::move(p), ec);
+        return detail::report(std::move(f), std::move(p), err);
     }
 
     [[nodiscard]] auto strategy() const noexcept -> const S& { return *strategy_; }
     [[nodiscard]] auto policy() const noexcept -> const replica_policy& { return policy_; }
-    /// Copies per key.
+    /// Copies each key gets: the policy's count, or fewer (relax only) when fewer nodes hold keys.
     [[nodiscard]] auto count() const noexcept -> std::size_t { return total_; }
-    [[nodiscard]] auto degraded() const noexcept -> bool { return achieved_ < policy_.spread; }
+    /// Copies the policy asks for.
+    [[nodiscard]] auto requested() const noexcept -> std::size_t { return requested_; }
+    /// Whether keys get fewer copies than asked, or copies spread below the asked level.
+    [[nodiscard]] auto degraded() const noexcept -> bool {
+        return achieved_ < policy_.spread || total_ < requested_;
+    }
     [[nodiscard]] auto achieved() const noexcept -> failure_domain { return achieved_; }
 
     /// Writes min(out.size(), count()) copies for a hashed key. Every pass walks the preference
@@ -220,6 +228,8 @@ private:
         }
         const auto nodes = strategy->nodes();
         const bool counted = !policy.per_domain.empty();
+        // Only holders take copies: a node that holds no key is never in a preference walk.
+        const auto holds = [&](std::size_t i) { return strategy->holds(node_index{static_cast<std::uint32_t>(i)}); };
         if (counted && policy.count_level <= policy.spread && policy.spread != failure_domain::node) {
             return fail(errc::invalid_argument,
                         "per-domain counts at the " + std::string(to_string(policy.count_level)) +
@@ -234,10 +244,10 @@ private:
             std::map<std::string, std::uint32_t> names;
             for (const auto& dc : policy.per_domain) {
                 if (dc.count == 0) {
-                    return fail(errc::invalid_argument, "replica count 0 for domain " + detail::quote(dc.domain));
+                    return fail(errc::invalid_replica_count, "replica count 0 for domain " + detail::quote(dc.domain));
                 }
                 if (!names.emplace(dc.domain, static_cast<std::uint32_t>(quota.size())).second) {
-                    return fail(errc::invalid_argument, "domain " + detail::quote(dc.domain) + " is counted twice");
+                    return fail(errc::duplicate_domain, "domain " + detail::quote(dc.domain) + " is counted twice");
                 }
                 quota.push_back(dc.count);
                 total += dc.count;
@@ -245,44 +255,47 @@ private:
             std::vector<std::size_t> members(quota.size(), 0);
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 if (part(nodes[i], policy.count_level).empty()) {
-                    return fail(errc::invalid_argument,
+                    return fail(errc::missing_location,
                                 "node " + detail::quote(nodes[i].id) + " has no " +
                                     std::string(to_string(policy.count_level)) +
                                     "; per-domain counts need every node's");
                 }
                 const auto it = names.find(part(nodes[i], policy.count_level));
                 if (it != names.end()) {
-                    group[i] = it->second;
+                    group[i] = holds(i) ? it->second : no_group;
                     ++members[it->second];
                 }
             }
             for (const auto& [name, g] : names) {
                 if (members[g] == 0) {
-                    return fail(errc::invalid_argument,
+                    return fail(errc::unknown_domain,
                                 std::string(to_string(policy.count_level)) + " " + detail::quote(name) +
                                     " has no nodes");
                 }
                 if (quota[g] > members[g]) {
-                    return fail(errc::invalid_argument,
+                    return fail(errc::invalid_replica_count,
                                 std::to_string(quota[g]) + " copies in " + detail::quote(name) +
                                     " but it has only " + std::to_string(members[g]) + " nodes");
                 }
             }
         } else {
             if (policy.count == 0) {
-                return fail(errc::invalid_argument, "replica count 0; at least 1 copy is needed");
+                return fail(errc::invalid_replica_count, "replica count 0; at least 1 copy is needed");
             }
             if (policy.count > nodes.size()) {
-                return fail(errc::invalid_argument,
+                return fail(errc::invalid_replica_count,
                             "replica count " + std::to_string(policy.count) + " is more than the " +
                                 std::to_string(nodes.size()) + " nodes");
             }
             quota.push_back(policy.count);
             total = policy.count;
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                group[i] = holds(i) ? 0 : no_group;
+            }
         }
         for (const node& n : nodes) {
             if (policy.spread != failure_domain::node && part(n, policy.spread).empty()) {
-                return fail(errc::invalid_argument,
+                return fail(errc::missing_location,
                             "node " + detail::quote(n.id) + " has no " + std::string(to_string(policy.spread)) +
                                 "; spreading over " + std::string(to_string(policy.spread)) +
                                 "s needs every node's");
@@ -311,10 +324,13 @@ private:
         }
         const auto spread = static_cast<std::size_t>(policy.spread);
         if (reachable[spread] < total && policy.on_shortfall == shortfall::fail) {
-            return shortfall_error(policy, nodes, group, quota, domain[spread]);
+            const auto idle = static_cast<std::size_t>(std::count_if(
+                nodes.begin(), nodes.end(), [&](const node& n) { return !holds(static_cast<std::size_t>(&n - nodes.data())); }));
+            return shortfall_error(policy, nodes, group, quota, domain[spread], idle);
         }
         // The passes from the spread level down reach `total` at the first level whose
-        // domains suffice; that level is what every key achieves.
+        // domains suffice; that level is what every key achieves. If even single holders do
+        // not suffice (relax only), every key gets as many copies as there are holders.
         failure_domain achieved = failure_domain::node;
         for (int l = static_cast<int>(spread); l >= 0; --l) {
             if (reachable[static_cast<std::size_t>(l)] >= total) {
@@ -333,14 +349,15 @@ private:
         quota_ = std::move(quota);
         domain_ = std::move(domain);
         reachable_ = reachable;
-        total_ = total;
+        total_ = std::min(total, reachable[0]);
+        requested_ = total;
         achieved_ = achieved;
         return {};
     }
 
     static auto shortfall_error(const replica_policy& policy, std::span<const node> nodes,
                                 const std::vector<std::uint32_t>& group, const std::vector<std::size_t>& quota,
-                                const std::vector<std::uint32_t>& domain) -> detail::failure {
+                                const std::vector<std::uint32_t>& domain, std::size_t idle) -> detail::failure {
         const std::string level(to_string(policy.spread));
         for (std::size_t g = 0; g < quota.size(); ++g) {
             std::map<std::uint32_t, std::string> names;
@@ -357,13 +374,15 @@ private:
                 list += (list.empty() ? "" : ", ") + detail::quote(name);
             }
             const std::string where = policy.per_domain.empty() ? "" : " in " + detail::quote(policy.per_domain[g].domain);
-            return detail::fail(errc::invalid_argument,
+            return detail::fail(errc::replica_shortfall,
                                 "spreading " + std::to_string(quota[g]) + " copies" + where + " over " + level +
                                     "s needs " + std::to_string(quota[g]) + " " + level + "s; there are " +
-                                    std::to_string(names.size()) + " (" + list +
-                                    "); relax the shortfall rule to accept fewer");
+                                    std::to_string(names.size()) + " (" + list + ")" +
+                                    (idle == 0 ? "" : " among the nodes that hold keys (" + std::to_string(idle) +
+                                                          " hold none)") +
+                                    "; relax the shortfall rule to accept fewer");
         }
-        return detail::fail(errc::invalid_argument, "too few " + level + "s");
+        return detail::fail(errc::replica_shortfall, "too few " + level + "s");
     }
 
     std::shared_ptr<const S> strategy_;
@@ -372,7 +391,8 @@ private:
     std::vector<std::size_t> quota_;
     std::array<std::vector<std::uint32_t>, levels> domain_;
     std::array<std::size_t, levels> reachable_{};
-    std::size_t total_ = 0;
+    std::size_t total_ = 0;      // copies each key gets
+    std::size_t requested_ = 0;  // copies the policy asks for
     failure_domain achieved_ = failure_domain::node;
 };
 

@@ -4,7 +4,8 @@
 #ifndef KEYPLACE_COMPAT_CASSANDRA_HPP_INCLUDED
 #define KEYPLACE_COMPAT_CASSANDRA_HPP_INCLUDED
 
-#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/concepts.hpp>
+#include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
@@ -226,7 +227,7 @@ inline constexpr std::size_t composite_component_limit = 65535;
 [[nodiscard]] inline auto composite(std::span<const std::vector<std::byte>> components) -> std::vector<std::byte> {
     for (std::size_t i = 0; i < components.size(); ++i) {
         if (components[i].size() > composite_component_limit) {
-            keyplace::detail::throw_error(keyplace::detail::fail(
+            keyplace::detail::raise(keyplace::detail::fail(
                 errc::invalid_argument, "composite key component " + std::to_string(i) + " is " +
                                             std::to_string(components[i].size()) + " bytes; the limit is 65535"));
         }
@@ -292,79 +293,42 @@ private:
 /// to the smallest token (TokenMetadata.firstTokenIndex). Nodes keep the order given; tokens
 /// must be distinct across the ring, as Cassandra requires. SimpleStrategy and
 /// NetworkTopologyStrategy list replicas as Cassandra 4.0-5.0 walk the ring (single pass;
-/// transient replicas are not modelled).
-class cassandra_ring {
-    using ring_type = point_ring<std::int64_t, murmur3_partitioner>;
+/// transient replicas are not modelled). A configuration of the sorted-ring engine; where.region
+/// of a node is its datacenter and where.rack its rack.
+///
+/// build() throws keyplace::error: no endpoints, an empty or duplicate id, an endpoint without
+/// tokens (no_points), a token owned twice (duplicate_token, naming it and both owners), an
+/// empty datacenter or rack name (missing_location). with(endpoint) adds a node with its tokens
+/// and without(id) removes one (the other nodes keep their tokens, as in Cassandra).
+class cassandra_ring
+    : public detail::ring_strategy<cassandra_ring, std::int64_t, murmur3_partitioner, cassandra_endpoint, no_config,
+                                   detail::derivation::any, detail::node_order::as_given> {
+    friend detail::lifecycle<cassandra_ring, cassandra_endpoint, no_config, detail::derivation::any,
+                             detail::node_order::as_given>;
 
 public:
-    using key_hash = murmur3_partitioner;
-
-    /// Builds the ring. Throws keyplace::error: no endpoints, an empty or duplicate id, an
-    /// endpoint without tokens, a token owned twice (naming it and both owners), an empty
-    /// datacenter or rack name.
-    [[nodiscard]] static auto build(std::span<const cassandra_endpoint> endpoints) -> cassandra_ring {
-        std::vector<node> nodes;
-        std::vector<ring_type::entry> points;
-        if (auto f = prepare(endpoints, nodes, points)) {
-            detail::throw_error(std::move(f));
+    /// The sorted tokens (points()).
+    [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return points(); }
+    /// Node i as an endpoint: its id, its tokens in ring order, its datacenter and rack.
+    [[nodiscard]] auto member_of(std::size_t i) const -> cassandra_endpoint {
+        cassandra_endpoint e{nodes_[i].id, {}, nodes_[i].where.region, nodes_[i].where.rack};
+        for (std::size_t k = 0; k < owners().size(); ++k) {
+            if (owners()[k].value == i) {
+                e.tokens.push_back(points()[k]);
+            }
         }
-        auto ring = ring_type::build(nodes, std::move(points));
-        if (auto f = check_tokens(ring)) {
-            detail::throw_error(std::move(f));
-        }
-        return cassandra_ring(std::move(ring));
+        return e;
     }
-    [[nodiscard]] static auto build(std::initializer_list<cassandra_endpoint> endpoints) -> cassandra_ring {
-        return build(std::span<const cassandra_endpoint>(endpoints.begin(), endpoints.size()));
-    }
-    /// As build(), reporting failure through ec (and an empty optional) instead of throwing.
-    [[nodiscard]] static auto try_build(std::span<const cassandra_endpoint> endpoints, std::error_code& ec)
-        -> std::optional<cassandra_ring> {
-        std::vector<node> nodes;
-        std::vector<ring_type::entry> points;
-        if (auto f = prepare(endpoints, nodes, points)) {
-            ec = make_error_code(f.code);
-            return std::nullopt;
-        }
-        auto ring = ring_type::try_build(nodes, std::move(points), ec);
-        if (!ring) {
-            return std::nullopt;
-        }
-        if (auto f = check_tokens(*ring)) {
-            ec = make_error_code(f.code);
-            return std::nullopt;
-        }
-        return cassandra_ring(std::move(*ring));
-    }
-
-    /// The nodes in the order given; where.region is the datacenter, where.rack the rack.
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return ring_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return ring_.nodes(); }
-    /// The sorted tokens and, index for index, their owners.
-    [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return ring_.points(); }
-    [[nodiscard]] auto points() const noexcept -> std::span<const std::int64_t> { return ring_.points(); }
-    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
 
     /// The primary replica of a token: the owner of the first token >= it, wrapping.
     [[nodiscard]] auto primary(std::int64_t token) const noexcept -> node_index {
-        return ring_.pick(static_cast<std::uint64_t>(token));
-    }
-    /// The primary replica of a key's token bits (murmur3_partitioner's output).
-    [[nodiscard]] auto pick(std::uint64_t token_bits) const noexcept -> node_index { return ring_.pick(token_bits); }
-    /// SimpleStrategy: distinct owners clockwise from the primary. Writes min(out.size(), size())
-    /// indices and returns that count; out.size() is the replication factor.
-    [[nodiscard]] auto pick_n(std::uint64_t token_bits, std::span<node_index> out) const noexcept -> std::size_t {
-        return ring_.pick_n(token_bits, out);
-    }
-    template <class Visit>
-    void walk(std::uint64_t token_bits, Visit&& visit) const noexcept {
-        ring_.walk(token_bits, std::forward<Visit>(visit));
+        return pick(static_cast<std::uint64_t>(token));
     }
 
     /// SimpleStrategy with replication factor rf: writes min(rf, out.size(), size()) replicas.
     [[nodiscard]] auto simple_strategy(std::int64_t token, std::uint32_t rf, std::span<node_index> out) const noexcept
         -> std::size_t {
-        return ring_.pick_n(static_cast<std::uint64_t>(token), out.first(std::min<std::size_t>(out.size(), rf)));
+        return pick_n(static_cast<std::uint64_t>(token), out.first(std::min<std::size_t>(out.size(), rf)));
     }
 
     /// Validates NetworkTopologyStrategy options for this ring. Throws keyplace::error on an
@@ -378,12 +342,12 @@ public:
         for (const dc_replication& o : options) {
             const auto it = std::find(dc_names_.begin(), dc_names_.end(), o.dc);
             if (it == dc_names_.end()) {
-                detail::throw_error(detail::fail(errc::unknown_id, "datacenter " + detail::quote(o.dc) +
+                detail::raise(detail::fail(errc::unknown_domain, "datacenter " + detail::quote(o.dc) +
                                                                        " has no node in the ring"));
             }
             const auto d = static_cast<std::size_t>(it - dc_names_.begin());
             if (named[d]) {
-                detail::throw_error(detail::fail(errc::invalid_argument, "datacenter " + detail::quote(o.dc) +
+                detail::raise(detail::fail(errc::duplicate_domain, "datacenter " + detail::quote(o.dc) +
                                                                              " is named twice"));
             }
             named[d] = true;
@@ -409,7 +373,7 @@ public:
         if (want == 0 || plan.wanted_.size() != dc_names_.size()) {
             return 0;
         }
-        ring_.walk(static_cast<std::uint64_t>(token), [&](node_index n) noexcept {
+        walk(static_cast<std::uint64_t>(token), [&](node_index n) noexcept {
             const std::uint32_t d = node_dc_[n.value];
             const auto taken = out.first(got);
             std::uint32_t in_dc = 0;
@@ -445,10 +409,56 @@ public:
     }
 
 private:
+    cassandra_ring() = default;
+
+    auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
+        std::vector<keyplace::node> nodes;
+        std::vector<ring_point<std::int64_t>> entries;
+        for (std::size_t i = 0; i < endpoints.size(); ++i) {
+            const cassandra_endpoint& e = endpoints[i];
+            if (e.tokens.empty()) {
+                return detail::fail(errc::no_points, "node " + detail::quote(e.id) + " has no tokens");
+            }
+            if (e.dc.empty() || e.rack.empty()) {
+                return detail::fail(errc::missing_location, "node " + detail::quote(e.id) + " has an empty " +
+                                                                (e.dc.empty() ? "datacenter" : "rack") + " name");
+            }
+            nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, {}, e.rack}});
+            for (const std::int64_t t : e.tokens) {
+                entries.push_back({t, static_cast<std::uint32_t>(i)});
+            }
+        }
+        std::vector<keyplace::node> sorted;  // validates only: the ring keeps the given order
+        if (auto f = detail::sorted_membership(nodes, sorted)) {
+            return f;
+        }
+        if (auto f = ring_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
+            return f;
+        }
+        nodes_ = std::move(nodes);
+        // Tokens must be distinct: the ring sorts by (token, owner), so a repeat sits next to its
+        // first occurrence.
+        const auto tokens = points();
+        const auto owners = this->owners();
+        for (std::size_t i = 1; i < tokens.size(); ++i) {
+            if (tokens[i] == tokens[i - 1]) {
+                const auto& a = nodes_[owners[i - 1].value].id;
+                const auto& b = nodes_[owners[i].value].id;
+                return detail::fail(errc::duplicate_token,
+                                    owners[i] == owners[i - 1]
+                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(tokens[i]) + " twice"
+                                        : "token " + std::to_string(tokens[i]) + " is owned by both " +
+                                              detail::quote(a) + " and " + detail::quote(b));
+            }
+        }
+        index_topology();
+        return {};
+    }
+
     // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
-    explicit cassandra_ring(ring_type ring) : ring_(std::move(ring)) {
+    void index_topology() {
         std::vector<std::pair<std::string, std::string>> racks;
-        for (const node& n : ring_.nodes()) {
+        for (const keyplace::node& n : nodes_) {
             const auto& e = n.where;
             auto d = std::find(dc_names_.begin(), dc_names_.end(), e.region);
             if (d == dc_names_.end()) {
@@ -471,45 +481,6 @@ private:
         }
     }
 
-    static auto prepare(std::span<const cassandra_endpoint> endpoints, std::vector<node>& nodes,
-                        std::vector<ring_type::entry>& points) -> detail::failure {
-        for (std::size_t i = 0; i < endpoints.size(); ++i) {
-            const cassandra_endpoint& e = endpoints[i];
-            if (e.tokens.empty()) {
-                return detail::fail(errc::invalid_argument, "node " + detail::quote(e.id) + " has no tokens");
-            }
-            if (e.dc.empty() || e.rack.empty()) {
-                return detail::fail(errc::invalid_argument,
-                                    "node " + detail::quote(e.id) + " has an empty " + (e.dc.empty() ? "datacenter" : "rack") + " name");
-            }
-            nodes.push_back(node{e.id, 1.0, location{e.dc, {}, e.rack}});
-            for (const std::int64_t t : e.tokens) {
-                points.push_back(ring_type::entry{t, static_cast<std::uint32_t>(i)});
-            }
-        }
-        return {};
-    }
-
-    // Tokens must be distinct: the ring sorts by (token, owner), so a repeat sits next to its
-    // first occurrence.
-    static auto check_tokens(const ring_type& ring) -> detail::failure {
-        const auto tokens = ring.points();
-        const auto owners = ring.owners();
-        for (std::size_t i = 1; i < tokens.size(); ++i) {
-            if (tokens[i] == tokens[i - 1]) {
-                const auto& a = ring.nodes()[owners[i - 1].value].id;
-                const auto& b = ring.nodes()[owners[i].value].id;
-                return detail::fail(errc::invalid_argument,
-                                    owners[i] == owners[i - 1]
-                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(tokens[i]) + " twice"
-                                        : "token " + std::to_string(tokens[i]) + " is owned by both " +
-                                              detail::quote(a) + " and " + detail::quote(b));
-            }
-        }
-        return {};
-    }
-
-    ring_type ring_;
     std::vector<std::string> dc_names_;
     std::vector<std::uint32_t> dc_nodes_;
     std::vector<std::uint32_t> dc_racks_;

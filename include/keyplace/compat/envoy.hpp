@@ -12,13 +12,13 @@
 #ifndef KEYPLACE_COMPAT_ENVOY_HPP_INCLUDED
 #define KEYPLACE_COMPAT_ENVOY_HPP_INCLUDED
 
-#include <keyplace/compat/point_ring.hpp>
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/math.hpp>
 #include <keyplace/detail/murmur2.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
-#include <keyplace/maglev.hpp>
+#include <keyplace/detail/slot_table.hpp>
+#include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
@@ -176,14 +176,14 @@ inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat:
     const auto twice = std::adjacent_find(order.begin(), order.end(),
                                           [](const auto& a, const auto& b) { return a.where == b.where; });
     if (twice != order.end()) {
-        return fail(errc::invalid_argument, envoy_locality_name(twice->where) + " has more than one weight");
+        return fail(errc::duplicate_domain, envoy_locality_name(twice->where) + " has more than one weight");
     }
     std::vector<std::vector<std::uint32_t>> members(order.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto it = std::find_if(order.begin(), order.end(),
                                      [&](const compat::envoy_locality_weight& l) { return l.where == nodes[i].where; });
         if (it == order.end()) {
-            return fail(errc::invalid_argument, "node " + quote(nodes[i].id) + " is in " +
+            return fail(errc::unknown_domain, "node " + quote(nodes[i].id) + " is in " +
                                                     envoy_locality_name(nodes[i].where) + ", which has no weight");
         }
         members[static_cast<std::size_t>(it - order.begin())].push_back(static_cast<std::uint32_t>(i));
@@ -193,7 +193,7 @@ inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat:
         sum += members[l].empty() ? 0 : order[l].weight;
     }
     if (sum > std::numeric_limits<std::uint32_t>::max()) {
-        return fail(errc::invalid_argument, "the locality weights sum to " + std::to_string(sum) +
+        return fail(errc::invalid_weight, "the locality weights sum to " + std::to_string(sum) +
                                                 ", above Envoy's limit 4294967295");
     }
     for (std::size_t l = 0; l < order.size(); ++l) {
@@ -206,7 +206,7 @@ inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat:
         }
     }
     if (w.hosts.empty()) {
-        return fail(errc::invalid_argument, "no node is in a locality of weight > 0");
+        return fail(errc::no_points, "no node is in a locality of weight > 0");
     }
     out = std::move(w);
     return {};
@@ -218,36 +218,6 @@ inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat:
 [[nodiscard]] inline auto envoy_rounded_product(double a, double b) noexcept -> double {
     volatile double p = a * b;
     return p;
-}
-
-/// Envoy's weighted Maglev fill over hosts in key order: in round r = 1, 2, ... host i takes
-/// its next free preferred slot unless r * nw_i < target_i, then target_i += max nw. Returns
-/// the host (position in the spans) of each of the m slots.
-[[nodiscard]] inline auto envoy_maglev_populate(std::span<const std::uint64_t> offsets,
-                                                std::span<const std::uint64_t> skips,
-                                                std::span<const double> weights, double max_weight,
-                                                std::uint64_t m) -> std::vector<std::uint32_t> {
-    constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> slot_owner(m, vacant);
-    std::vector<std::uint64_t> next(offsets.size(), 0);
-    std::vector<double> target(offsets.size(), 0.0);
-    std::uint64_t taken = 0;
-    for (std::uint32_t round = 1; taken < m; ++round) {
-        for (std::size_t h = 0; h < offsets.size() && taken < m; ++h) {
-            if (round * weights[h] < target[h]) {
-                continue;
-            }
-            target[h] += max_weight;
-            std::uint64_t slot = (offsets[h] + skips[h] * next[h]) % m;
-            for (; slot_owner[slot] != vacant; slot = (offsets[h] + skips[h] * next[h]) % m) {
-                ++next[h];
-            }
-            slot_owner[slot] = static_cast<std::uint32_t>(h);
-            ++next[h];
-            ++taken;
-        }
-    }
-    return slot_owner;
 }
 
 }  // namespace detail
@@ -263,101 +233,58 @@ namespace compat {
 /// or after hash, wrapping. Request hashes are XXH64 (seed 0) of the hashed request value,
 /// whatever the ring's hash function, so key_hash is xxh64. Envoy leaves the order of equal
 /// entry hashes unspecified (std::sort); here they go by node index, so the two agree wherever
-/// entry hashes are distinct (64-bit hashes: a tie is about R^2 / 2^65 likely).
-class envoy_ring_hash {
+/// entry hashes are distinct (64-bit hashes: a tie is about R^2 / 2^65 likely). Hosts of a
+/// locality of weight 0 hold no entry: they are members, not holders.
+///
+/// build() throws keyplace::error naming the value: the node errors of every strategy, a weight
+/// that is not a whole number 1 to 2^32-1 (invalid_weight), weights (or locality weights)
+/// summing above 2^32-1, a ring size of 0 or above 8M or min_ring_size > max_ring_size (Envoy's
+/// message, invalid_ring_size), a node in an unlisted locality (unknown_domain), a locality
+/// listed twice (duplicate_domain), or no node in a locality of weight > 0 (no_points).
+/// O(R log R) for R ring entries. with() appends a host and without() removes one, rebuilding
+/// as Envoy does on a host set change.
+class envoy_ring_hash
+    : public detail::ring_strategy<envoy_ring_hash, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
+                                   detail::derivation::any, detail::node_order::as_given> {
+    friend detail::lifecycle<envoy_ring_hash, keyplace::node, envoy_ring_hash_config, detail::derivation::any,
+                             detail::node_order::as_given>;
+
 public:
-    using key_hash = xxh64;
-
-    /// Throws keyplace::error naming the value: the node errors of every strategy, a weight that
-    /// is not a whole number 1 to 2^32-1, weights (or locality weights) summing above 2^32-1, a
-    /// ring size of 0 or above 8M, min_ring_size > max_ring_size (Envoy's message), a node in an
-    /// unlisted locality, a locality listed twice, or no node in a locality of weight > 0.
-    /// O(R log R) for R ring entries (min_ring_size up to max_ring_size, plus rounding).
-    [[nodiscard]] static auto build(std::span<const node> nodes, const envoy_ring_hash_config& config = {})
-        -> envoy_ring_hash {
-        std::optional<envoy_ring_hash> r;
-        if (auto f = assign(nodes, config, r)) {
-            detail::throw_error(std::move(f));
-        }
-        return std::move(*r);
-    }
-    [[nodiscard]] static auto build(std::initializer_list<node> nodes, const envoy_ring_hash_config& config = {})
-        -> envoy_ring_hash {
-        return build(std::span<const node>(nodes.begin(), nodes.size()), config);
-    }
-    [[nodiscard]] static auto try_build(std::span<const node> nodes, const envoy_ring_hash_config& config,
-                                        std::error_code& ec) -> std::optional<envoy_ring_hash> {
-        std::optional<envoy_ring_hash> r;
-        if (auto f = assign(nodes, config, r)) {
-            ec = make_error_code(f.code);
-            return std::nullopt;
-        }
-        ec.clear();
-        return r;
-    }
-
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return ring_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return ring_.nodes(); }
-    [[nodiscard]] auto config() const noexcept -> const envoy_ring_hash_config& { return config_; }
     /// Ring entries (Envoy's ring_hash_lb.size stat, save for rounding of ceil(scale)).
-    [[nodiscard]] auto ring_size() const noexcept -> std::size_t { return ring_.points().size(); }
-    /// The sorted entry hashes and, index for index, their owners.
-    [[nodiscard]] auto points() const noexcept -> std::span<const std::uint64_t> { return ring_.points(); }
-    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
-    /// Entries per node, by node index (Envoy's min/max_hashes_per_host are their extremes over
-    /// nodes in localities of weight > 0).
-    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> { return ring_.points_per_node(); }
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return ring_.memory_bytes(); }
-
-    /// The owner of hash: the first entry >= hash, wrapping to entry 0. O(log R).
-    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return ring_.pick(hash); }
+    [[nodiscard]] auto ring_size() const noexcept -> std::size_t { return points().size(); }
 
     /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)) when a retry host predicate
     /// rejected the earlier ones: the entry `attempt` places after pick's, modulo the ring size
     /// (it may name the same node again).
     [[nodiscard]] auto pick_retry(std::uint64_t hash, std::uint32_t attempt) const noexcept -> node_index {
-        return owners()[(ring_.entry_of(hash) + attempt) % ring_size()];
-    }
-
-    /// Distinct owners clockwise from pick(hash) (nodes without entries are never listed).
-    [[nodiscard]] auto pick_n(std::uint64_t hash, std::span<node_index> out) const noexcept -> std::size_t {
-        return ring_.pick_n(hash, out);
-    }
-    template <class Visit>
-    void walk(std::uint64_t hash, Visit&& visit) const noexcept {
-        ring_.walk(hash, std::forward<Visit>(visit));
+        return owners()[(entry_of(hash) + attempt) % ring_size()];
     }
 
 private:
-    using ring_type = point_ring<std::uint64_t, xxh64>;
-
-    envoy_ring_hash(ring_type ring, envoy_ring_hash_config config)
-        : ring_(std::move(ring)), config_(std::move(config)) {}
+    envoy_ring_hash() = default;
 
     static auto check_sizes(const envoy_ring_hash_config& c) -> detail::failure {
         for (const auto& [name, value] : {std::pair{"minimum_ring_size", c.min_ring_size},
                                           std::pair{"maximum_ring_size", c.max_ring_size}}) {
             if (value == 0 || value > envoy_max_ring_size) {
-                return detail::fail(errc::invalid_argument, std::string("ring hash: ") + name + " (" +
-                                                                std::to_string(value) +
-                                                                ") is not from 1 to 8388608");
+                return detail::fail(errc::invalid_ring_size, std::string("ring hash: ") + name + " (" +
+                                                                 std::to_string(value) + ") is not from 1 to 8388608");
             }
         }
         if (c.min_ring_size > c.max_ring_size) {
-            return detail::fail(errc::invalid_argument, "ring hash: minimum_ring_size (" +
-                                                            std::to_string(c.min_ring_size) +
-                                                            ") > maximum_ring_size (" +
-                                                            std::to_string(c.max_ring_size) + ")");
+            return detail::fail(errc::invalid_ring_size, "ring hash: minimum_ring_size (" +
+                                                             std::to_string(c.min_ring_size) +
+                                                             ") > maximum_ring_size (" +
+                                                             std::to_string(c.max_ring_size) + ")");
         }
         return {};
     }
 
-    static auto assign(std::span<const node> input, const envoy_ring_hash_config& config,
-                       std::optional<envoy_ring_hash>& out) -> detail::failure {
+    auto assign(std::span<const keyplace::node> input, const envoy_ring_hash_config& config) -> detail::failure {
         if (auto f = check_sizes(config)) {
             return f;
         }
-        std::vector<node> sorted;  // only validates: the ring keeps Envoy's host order
+        std::vector<keyplace::node> sorted;  // only validates: the ring keeps Envoy's host order
         detail::envoy_weights w;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
@@ -390,17 +317,13 @@ private:
                 entries.push_back({h, owner});
             }
         }
-        std::error_code ec;
-        auto ring = ring_type::try_build(input, std::move(entries), ec);
-        if (!ring) {  // not reached: the nodes are valid and the entries are within limits
-            return detail::fail(static_cast<errc>(ec.value()), ec.message());
+        if (auto f = ring_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
+            return f;
         }
-        out.emplace(envoy_ring_hash(std::move(*ring), config));
+        nodes_.assign(input.begin(), input.end());
+        config_ = config;
         return {};
     }
-
-    ring_type ring_;
-    envoy_ring_hash_config config_;
 };
 
 /// Envoy's MAGLEV load balancer. Node ids are Envoy's host hash keys (see envoy_ring_hash),
@@ -408,34 +331,21 @@ private:
 /// by host pointer: duplicate keys would make its table depend on memory addresses, so they
 /// are rejected here), so nodes() is sorted by id and the input order does not matter. Host
 /// i's permutation is offset = XXH64(id, 0) % M, skip = XXH64(id, 1) % (M - 1) + 1; the table
-/// is filled by Envoy's weighted rounds; pick(hash) = table[hash % M]. One host (Envoy's
-/// "degenerate" table) is picked for every hash without storing a table. Envoy does not
-/// require M >= the host count, nor do we: hosts a full table leaves out hold no entries.
-class envoy_maglev {
+/// is filled by Envoy's weighted rounds (in round r host i takes its next free preferred slot
+/// unless r * nw_i < target_i, then target_i += max nw); pick(hash) = table[hash % M]. One host
+/// (Envoy's "degenerate" table) is picked for every hash without storing a table. Envoy does
+/// not require M >= the host count, nor do we: hosts a full table leaves out hold no entries,
+/// and neither do hosts of a locality of weight 0.
+///
+/// build() throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
+/// aside), and a table size that is not prime (Envoy's message, table_size_not_prime) or above
+/// 5000011 (invalid_table_size). O(M log M) expected. with() and without() rebuild.
+class envoy_maglev : public detail::table_strategy<envoy_maglev, xxh64, keyplace::node, envoy_maglev_config,
+                                                   detail::derivation::any, detail::node_order::by_id> {
+    friend detail::lifecycle<envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
+                             detail::node_order::by_id>;
+
 public:
-    using key_hash = xxh64;
-
-    /// Throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
-    /// aside), and a table size that is not prime (Envoy's message) or above 5000011.
-    /// O(M log M) expected.
-    [[nodiscard]] static auto build(std::span<const node> nodes, const envoy_maglev_config& config = {})
-        -> envoy_maglev {
-        envoy_maglev g;
-        if (auto f = g.assign(nodes, config)) {
-            detail::throw_error(std::move(f));
-        }
-        return g;
-    }
-    [[nodiscard]] static auto build(std::initializer_list<node> nodes, const envoy_maglev_config& config = {})
-        -> envoy_maglev {
-        return build(std::span<const node>(nodes.begin(), nodes.size()), config);
-    }
-    [[nodiscard]] static auto try_build(std::span<const node> nodes, const envoy_maglev_config& config,
-                                        std::error_code& ec) -> std::optional<envoy_maglev> {
-        envoy_maglev g;
-        return detail::report(g.assign(nodes, config), std::move(g), ec);
-    }
-
     /// A host's permutation: its first preferred slot and its step, for table size m >= 2.
     [[nodiscard]] static auto offset(std::string_view id, std::uint64_t m) noexcept -> std::uint64_t {
         return xxh64{0}(id) % m;
@@ -443,30 +353,8 @@ public:
     [[nodiscard]] static auto skip(std::string_view id, std::uint64_t m) noexcept -> std::uint64_t {
         return xxh64{1}(id) % (m - 1) + 1;
     }
-
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
-    [[nodiscard]] auto config() const noexcept -> const envoy_maglev_config& { return config_; }
-    [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return config_.table_size; }
     /// Whether one host takes every hash (no table is stored).
-    [[nodiscard]] auto degenerate() const noexcept -> bool { return table_.width() == 0; }
-
-    /// The node of table slot s < table_size().
-    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return table_.entry(slot); }
-    /// Table entries per node, by node index (the degenerate table counts M for its host;
-    /// Envoy's stats say 1).
-    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> {
-        std::vector<std::size_t> counts(nodes_.size(), 0);
-        for (std::uint64_t s = 0; s < config_.table_size; ++s) {
-            ++counts[entry(s).value];
-        }
-        return counts;
-    }
-    /// Bytes held by the table (the node list not counted).
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return table_.memory_bytes(); }
-
-    /// table[hash % M]. O(1).
-    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return entry(mod_(hash)); }
+    [[nodiscard]] auto degenerate() const noexcept -> bool { return entry_width() == 0; }
 
     /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)): the hash xor 2^64 - attempt,
     /// then table[... % M] (it may name the same node again).
@@ -474,31 +362,20 @@ public:
         return pick(hash ^ (std::uint64_t{0} - attempt));
     }
 
-    /// Distinct nodes from slot hash % M onward, wrapping (nodes without entries never listed).
-    [[nodiscard]] auto pick_n(std::uint64_t hash, std::span<node_index> out) const noexcept -> std::size_t {
-        return detail::collect_distinct(*this, hash, out.first(std::min(out.size(), holders_)));
-    }
-    /// Visits the nodes of slots hash % M, hash % M + 1, ... once around the table.
-    template <class Visit>
-    void walk(std::uint64_t hash, Visit&& visit) const noexcept {
-        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        table_.walk(mod_(hash), visit);
-    }
-
 private:
     envoy_maglev() = default;
 
-    auto assign(std::span<const node> input, const envoy_maglev_config& config) -> detail::failure {
+    auto assign(std::span<const keyplace::node> input, const envoy_maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
         if (!detail::is_prime(m)) {
-            return detail::fail(errc::invalid_argument,
+            return detail::fail(errc::table_size_not_prime,
                                 "The table size of maglev must be prime number: " + std::to_string(m));
         }
         if (m > envoy_max_table_size) {
-            return detail::fail(errc::invalid_argument, "maglev table size " + std::to_string(m) +
-                                                            " is above Envoy's limit 5000011");
+            return detail::fail(errc::invalid_table_size,
+                                "maglev table size " + std::to_string(m) + " is above Envoy's limit 5000011");
         }
-        std::vector<node> sorted;
+        std::vector<keyplace::node> sorted;
         detail::envoy_weights w;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
@@ -509,37 +386,33 @@ private:
         // Key order (node index order, the ids being sorted), whatever the locality order.
         std::sort(w.hosts.begin(), w.hosts.end(),
                   [](const detail::envoy_host_weight& a, const detail::envoy_host_weight& b) { return a.node < b.node; });
-        auto table = detail::node_table::uniform(w.hosts.front().node, m);
-        if (w.hosts.size() > 1) {
+        if (w.hosts.size() == 1) {
+            table_.assign_uniform(w.hosts.front().node, m, sorted.size());
+        } else {
             std::vector<std::uint64_t> offsets;
             std::vector<std::uint64_t> skips;
-            std::vector<double> weights;
-            for (const auto& [i, nw] : w.hosts) {
-                offsets.push_back(offset(sorted[i].id, m));
-                skips.push_back(skip(sorted[i].id, m));
-                weights.push_back(nw);
+            std::vector<double> target(w.hosts.size(), 0.0);
+            for (const auto& host : w.hosts) {
+                offsets.push_back(offset(sorted[host.node].id, m));
+                skips.push_back(skip(sorted[host.node].id, m));
             }
-            auto slots = detail::envoy_maglev_populate(offsets, skips, weights, w.max, m);
+            const auto envoy_targets = [&](std::uint64_t round, std::size_t h) {
+                if (static_cast<double>(round) * w.hosts[h].weight < target[h]) {
+                    return false;
+                }
+                target[h] += w.max;
+                return true;
+            };
+            auto slots = detail::populate_slots(offsets, skips, m, envoy_targets);
             for (auto& slot : slots) {
                 slot = w.hosts[slot].node;
             }
-            table = detail::node_table(slots, sorted.size());
+            table_.assign(slots, sorted.size());
         }
-        table_ = std::move(table);
         nodes_ = std::move(sorted);
         config_ = config;
-        mod_ = detail::fast_mod(m);
-        const auto counts = entries_per_node();
-        holders_ = static_cast<std::size_t>(
-            std::count_if(counts.begin(), counts.end(), [](std::size_t c) { return c != 0; }));
         return {};
     }
-
-    std::vector<node> nodes_;
-    envoy_maglev_config config_{};
-    detail::fast_mod mod_{};
-    detail::node_table table_;  // uniform: Envoy's degenerate one-host table
-    std::size_t holders_ = 0;
 };
 
 static_assert(ordered_placement_strategy<envoy_ring_hash>);

@@ -1,9 +1,10 @@
 // keyplace — which node owns a key. Ketama continuums as memcached clients build them:
 // libmemcached (libmemcached-awesome 1.1.x; weighted, unweighted and spymemcached strings) and
-// last.fm's libketama (RJ/ketama), on compat::point_ring. Facts: reference/algorithms.md §4.
+// last.fm's libketama (RJ/ketama) and Python hash_ring, as configurations of the sorted-ring
+// engine. Facts: reference/algorithms.md §4.
 //
 // Every dialect hashes point strings "<name>-<i>" and places a key at the first continuum point
-// at or after its hash, wrapping to the first point. They differ in the name, the point count
+// at or after its hash (hash_ring: after it), wrapping to the first point. They differ in the name, the point count
 // (computed in single precision, reproduced here operation for operation, including the server
 // counts and weights where it gives fewer points than the exact formula) and the points per hash:
 //
@@ -13,6 +14,7 @@
 //   libmemcached_spy         /host:port           libmemcached_points()      4 (MD5 words)
 //   libmemcached_unweighted  host, or host:port   100                        1 (the key hash)
 //   libketama                the address as given 4 * libketama_digests()    4 (MD5 words)
+//   python_hash_ring         the address as given 3 * floor(40nw / total)    3 (MD5 words)
 //
 // Equal points are ordered by server index (position in the input), libmemcached's rule;
 // libketama's qsort leaves that order unspecified, so it agrees with us wherever its points are
@@ -25,7 +27,8 @@
 #ifndef KEYPLACE_COMPAT_KETAMA_HPP_INCLUDED
 #define KEYPLACE_COMPAT_KETAMA_HPP_INCLUDED
 
-#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/concepts.hpp>
+#include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/math.hpp>
 #include <keyplace/detail/md5.hpp>
@@ -116,19 +119,6 @@ struct one_at_a_time_unsigned {
     }
 };
 
-/// Python hash_ring's lookup as a key hash: bisect.bisect (bisect_right) finds the first point
-/// strictly greater than the key's MD5 word, which is the first point >= that word + 1; a word
-/// of 2^32 - 1 becomes 2^32, which the 32-bit continuum reads as 0, so it wraps to the first
-/// point as bisect_right's end does. The values are lookup positions, not hashes to print.
-struct md5_hash_ring {
-    [[nodiscard]] constexpr auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint64_t {
-        return std::uint64_t{md5_ketama{}(bytes)} + 1U;
-    }
-    [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint64_t {
-        return std::uint64_t{md5_ketama{}(bytes)} + 1U;
-    }
-};
-
 /// memcached's default port; libmemcached leaves it out of point strings.
 inline constexpr std::uint16_t memcached_default_port = 11211;
 
@@ -159,20 +149,9 @@ enum class ketama_dialect {
     libketama,
     /// Python hash_ring (Amir Salihefendic; also npm hashring's 'hash_ring' compatibility):
     /// the node name as given, floor(40 * n * w / total) MD5 digests of "<name>-<j>", 3
-    /// little-endian points each, bisect_right lookup. Build with build_ketama<md5_hash_ring>.
+    /// little-endian points each, and bisect_right's lookup (lookup_rule::after).
     python_hash_ring,
 };
-
-/// A ketama continuum whose keys are hashed with KeyHash (libmemcached's MEMCACHED_BEHAVIOR_HASH;
-/// for libketama always md5_ketama).
-template <hasher KeyHash>
-using ketama_ring = point_ring<std::uint32_t, KeyHash>;
-/// The MD5-keyed continuum: libmemcached weighted and spy, libketama, unweighted with HASH=MD5.
-using ketama = ketama_ring<md5_ketama>;
-/// libmemcached's unweighted continuum with its default key hash (on signed-char platforms).
-using ketama_one_at_a_time = ketama_ring<one_at_a_time>;
-/// Python hash_ring's continuum (ketama_dialect::python_hash_ring).
-using python_hash_ring = ketama_ring<md5_hash_ring>;
 
 /// Points libmemcached 1.1.x gives a server in its weighted and spy modes (hosts.cc
 /// update_continuum), in its own single-precision steps:
@@ -244,7 +223,7 @@ struct ketama_host_port {
         const auto close = address.find(']');
         if (close == std::string_view::npos ||
             (close + 1 < address.size() && address[close + 1] != ':')) {
-            return fail(errc::invalid_argument, "server address " + quote(address) + " is not [host] or [host]:port");
+            return fail(errc::invalid_address, "server address " + quote(address) + " is not [host] or [host]:port");
         }
         host = address.substr(1, close - 1);
         has_port = close + 1 < address.size();
@@ -261,146 +240,212 @@ struct ketama_host_port {
     out.host = host;
     out.port = compat::memcached_default_port;
     if (has_port && !ketama_parse_port(port, out.port)) {
-        return fail(errc::invalid_argument,
+        return fail(errc::invalid_address,
                     "server address " + quote(address) + ": port " + quote(port) + " is not 1 to 65535");
     }
     return {};
 }
 
-/// Nodes (ids as the client reports servers) and unsorted continuum points of a dialect.
-template <hasher KeyHash>
-[[nodiscard]] auto ketama_generate(compat::ketama_dialect dialect, std::span<const compat::ketama_server> servers,
-                                   std::vector<node>& nodes,
-                                   std::vector<compat::ring_point<std::uint32_t>>& points) -> failure {
-    using compat::ketama_dialect;
-    if (servers.empty()) {
-        return fail(errc::empty_membership, "the server list is empty");
+/// How a dialect names a server in its point strings "<name>-<i>".
+enum class ketama_name : std::uint8_t {
+    verbatim,        ///< the address as given (libketama, Python hash_ring)
+    host_or_port,    ///< "host", or "host:port" when the port is not 11211 (libmemcached)
+    slash_host_port  ///< "/host:port", the port always written (spymemcached)
+};
+/// How many strings a server gets.
+enum class ketama_count : std::uint8_t { libmemcached, hundred, libketama, python };
+
+/// One dialect's rules: the table below replaces a function of flags.
+struct ketama_rule {
+    ketama_name name;
+    ketama_count count;
+    std::uint8_t points_per_string;  ///< 4 or 3 MD5 words, or 1: the key hash of the string
+    lookup_rule lookup;
+    bool md5_keys;   ///< the client always hashes keys with MD5 (KeyHash must be md5_ketama)
+    bool unit_weights;  ///< every weight must be 1
+};
+
+/// By compat::ketama_dialect, in its order.
+inline constexpr ketama_rule ketama_rules[] = {
+    {ketama_name::host_or_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false},
+    {ketama_name::slash_host_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false},
+    {ketama_name::host_or_port, ketama_count::hundred, 1, lookup_rule::at_or_after, false, true},
+    {ketama_name::verbatim, ketama_count::libketama, 4, lookup_rule::at_or_after, true, false},
+    {ketama_name::verbatim, ketama_count::python, 3, lookup_rule::after, true, false},
+};
+
+[[nodiscard]] inline auto ketama_rule_of(compat::ketama_dialect d) noexcept -> const ketama_rule& {
+    return ketama_rules[static_cast<std::size_t>(d)];
+}
+
+/// Strings a server of weight w out of total gets among n servers.
+[[nodiscard]] inline auto ketama_strings(ketama_count c, std::uint64_t w, std::uint64_t total, std::uint32_t n)
+    -> std::uint32_t {
+    switch (c) {
+        case ketama_count::libmemcached: return compat::libmemcached_points(static_cast<std::uint32_t>(w), total, n) / 4U;
+        case ketama_count::hundred: return 100;
+        case ketama_count::libketama: return compat::libketama_digests(w, total, n);
+        case ketama_count::python:  // Python 2's exact integer division: floor(40 * n * w / total)
+            return static_cast<std::uint32_t>(div_floor(mul_wide(40U * std::uint64_t{n}, w), total));
     }
-    if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 160U) {
-        return fail(errc::invalid_argument, std::to_string(servers.size()) + " servers are too many for a continuum");
-    }
-    if ((dialect == ketama_dialect::python_hash_ring) != std::is_same_v<KeyHash, compat::md5_hash_ring>) {
-        return fail(errc::invalid_argument, "ketama_dialect::python_hash_ring goes with build_ketama<md5_hash_ring> "
-                                            "(bisect_right lookup), and md5_hash_ring with it only");
-    }
-    const bool verbatim = dialect == ketama_dialect::libketama || dialect == ketama_dialect::python_hash_ring;
-    const bool memcached = !verbatim;
-    std::uint64_t total = 0;
-    for (const auto& s : servers) {
-        if (s.address.empty()) {
-            return fail(errc::empty_id, "a server address is empty");
-        }
-        if (s.weight == 0) {
-            return fail(errc::invalid_weight, "server " + quote(s.address) +
-                                                  ": weight 0 (libmemcached stores 0 as 1: pass 1 to match it)");
-        }
-        if (memcached && s.weight > std::numeric_limits<std::uint32_t>::max()) {
-            return fail(errc::invalid_weight, "server " + quote(s.address) + ": weight " +
-                                                  std::to_string(s.weight) + " exceeds libmemcached's 32-bit weights");
-        }
-        if (dialect == ketama_dialect::libmemcached_unweighted && s.weight != 1) {
-            return fail(errc::invalid_weight,
-                        "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
-                            " in the unweighted dialect (libmemcached switches to weighted for weights > 1)");
-        }
-        if (s.weight > std::numeric_limits<std::uint64_t>::max() - total) {
-            return fail(errc::invalid_weight, "server " + quote(s.address) + ": the total weight overflows 64 bits");
-        }
-        total += s.weight;
-    }
-    const auto count = static_cast<std::uint32_t>(servers.size());
-    nodes.clear();
-    points.clear();
-    std::string name;
-    for (std::uint32_t index = 0; index < count; ++index) {
-        const auto& s = servers[index];
-        std::uint32_t strings = 0;
-        std::uint32_t per_string = 4;
-        if (verbatim) {
-            name = s.address;
-            if (dialect == ketama_dialect::libketama) {
-                strings = compat::libketama_digests(s.weight, total, count);
-            } else {
-                // Python 2's exact integer division: floor(40 * n * w / total).
-                strings = static_cast<std::uint32_t>(div_floor(mul_wide(40U * std::uint64_t{count}, s.weight), total));
-                per_string = 3;
-            }
-            nodes.push_back(node{s.address, static_cast<double>(s.weight), {}});
-        } else {
-            ketama_host_port hp;
-            if (auto f = ketama_split_address(s.address, hp)) {
-                return f;
-            }
-            const std::string port = std::to_string(hp.port);
-            const bool v6 = hp.host.find(':') != std::string_view::npos;
-            std::string id = v6 ? "[" + std::string(hp.host) + "]" : std::string(hp.host);
-            nodes.push_back(node{id + ":" + port, static_cast<double>(s.weight), {}});
-            if (dialect == ketama_dialect::libmemcached_spy) {
-                name = "/" + std::string(hp.host) + ":" + port;
-            } else if (hp.port == compat::memcached_default_port) {
-                name = std::string(hp.host);
-            } else {
-                name = std::string(hp.host) + ":" + port;
-            }
-            if (dialect == ketama_dialect::libmemcached_unweighted) {
-                strings = 100;
-                per_string = 1;
-            } else {
-                strings = compat::libmemcached_points(static_cast<std::uint32_t>(s.weight), total, count) / 4U;
-            }
-        }
-        const std::size_t stem = name.size();
-        for (std::uint32_t i = 0; i < strings; ++i) {
-            name.resize(stem);
-            name += '-';
-            name += std::to_string(i);
-            if (per_string == 1) {
-                points.push_back({static_cast<std::uint32_t>(KeyHash{}(std::string_view(name))), index});
-            } else {
-                const auto digest = md5_digest(std::string_view(name));
-                for (std::size_t w = 0; w < per_string; ++w) {
-                    points.push_back({md5_le32(digest, w), index});
-                }
-            }
-        }
-    }
-    return {};
+    return 0;
 }
 
 }  // namespace detail
 
 namespace compat {
 
-/// The continuum of servers (in order: the server index) under a dialect. Node ids are the
-/// servers as the client names them: libmemcached "host:port" ("[v6]:port"), libketama the
-/// address as given. A server whose share rounds to no points is kept but never picked (so do
-/// both clients). KeyHash hashes keys in locate() and, in libmemcached_unweighted only, the
-/// point strings too. Throws keyplace::error naming the value: no servers (empty_membership),
-/// an empty address or host (empty_id), a bad port (invalid_argument), weight 0, a weight other
+/// A ketama continuum's configuration: the client dialect.
+struct ketama_config {
+    ketama_dialect dialect = ketama_dialect::libmemcached_weighted;
+};
+
+/// A ketama continuum as a client builds it: the sorted-ring engine over 32-bit points, servers
+/// kept in the order given (the server index). Node ids are the servers as the client names
+/// them: libmemcached "host:port" ("[v6]:port"), libketama and hash_ring the address as given.
+/// A server whose share rounds to no points is kept but never picked (so do the clients).
+/// KeyHash hashes keys in locate() and, in libmemcached_unweighted only, the point strings too.
+/// with(server) appends a server and without(id) removes one, recomputing every point count
+/// (the clients' weights are shares of the total).
+///
+/// build() throws keyplace::error naming the value: no servers (empty_membership), an empty
+/// address or host (empty_id), a bad address or port (invalid_address), weight 0, a weight other
 /// than 1 in libmemcached_unweighted, above 2^32 - 1 for libmemcached, or a total above 2^64 - 1
-/// (invalid_weight), two servers with one id (duplicate_id). O(points log points).
+/// (invalid_weight), two servers with one id (duplicate_id), a KeyHash other than md5_ketama for
+/// libketama or Python hash_ring (invalid_argument). O(points log points).
+template <hasher KeyHash>
+class ketama_ring : public keyplace::detail::ring_strategy<ketama_ring<KeyHash>, std::uint32_t, KeyHash, ketama_server,
+                                                           ketama_config, keyplace::detail::derivation::any,
+                                                           keyplace::detail::node_order::as_given> {
+    friend keyplace::detail::lifecycle<ketama_ring, ketama_server, ketama_config, keyplace::detail::derivation::any,
+                                       keyplace::detail::node_order::as_given>;
+
+public:
+    [[nodiscard]] auto dialect() const noexcept -> ketama_dialect { return this->config_.dialect; }
+    /// Server i as given (its weight exactly, which the node's double may round).
+    [[nodiscard]] auto member_of(std::size_t i) const -> ketama_server { return {this->nodes_[i].id, weights_[i]}; }
+
+private:
+    ketama_ring() = default;
+
+    auto assign(std::span<const ketama_server> servers, const ketama_config& config) -> keyplace::detail::failure {
+        using namespace keyplace::detail;
+        if (static_cast<std::size_t>(config.dialect) >= std::size(ketama_rules)) {
+            return fail(errc::invalid_argument,
+                        "unknown ketama dialect " + std::to_string(static_cast<int>(config.dialect)));
+        }
+        const ketama_rule& rule = ketama_rule_of(config.dialect);
+        if (rule.md5_keys && !std::is_same_v<KeyHash, md5_ketama>) {
+            return fail(errc::invalid_argument, "this ketama dialect hashes keys with MD5: build ketama_ring<md5_ketama>");
+        }
+        if (servers.empty()) {
+            return fail(errc::empty_membership, "the server list is empty");
+        }
+        if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 160U) {
+            return fail(errc::too_many_nodes, std::to_string(servers.size()) + " servers are too many for a continuum");
+        }
+        const bool memcached = rule.name != ketama_name::verbatim;
+        std::uint64_t total = 0;
+        for (const auto& s : servers) {
+            if (s.address.empty()) {
+                return fail(errc::empty_id, "a server address is empty");
+            }
+            if (s.weight == 0) {
+                return fail(errc::invalid_weight, "server " + quote(s.address) +
+                                                      ": weight 0 (libmemcached stores 0 as 1: pass 1 to match it)");
+            }
+            if (memcached && s.weight > std::numeric_limits<std::uint32_t>::max()) {
+                return fail(errc::invalid_weight, "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
+                                                      " exceeds libmemcached's 32-bit weights");
+            }
+            if (rule.unit_weights && s.weight != 1) {
+                return fail(errc::invalid_weight,
+                            "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
+                                " in the unweighted dialect (libmemcached switches to weighted for weights > 1)");
+            }
+            if (s.weight > std::numeric_limits<std::uint64_t>::max() - total) {
+                return fail(errc::invalid_weight, "server " + quote(s.address) + ": the total weight overflows 64 bits");
+            }
+            total += s.weight;
+        }
+        const auto count = static_cast<std::uint32_t>(servers.size());
+        std::vector<keyplace::node> nodes;
+        std::vector<ring_point<std::uint32_t>> points;
+        std::string name;
+        for (std::uint32_t index = 0; index < count; ++index) {
+            const auto& s = servers[index];
+            if (memcached) {
+                ketama_host_port hp;
+                if (auto f = ketama_split_address(s.address, hp)) {
+                    return f;
+                }
+                const std::string host(hp.host);
+                const std::string port = std::to_string(hp.port);
+                const bool v6 = host.find(':') != std::string::npos;
+                nodes.push_back(keyplace::node{(v6 ? "[" + host + "]" : host) + ":" + port, static_cast<double>(s.weight), {}});
+                name = rule.name == ketama_name::slash_host_port     ? "/" + host + ":" + port
+                       : hp.port == compat::memcached_default_port ? host
+                                                                     : host + ":" + port;
+            } else {
+                name = s.address;
+                nodes.push_back(keyplace::node{s.address, static_cast<double>(s.weight), {}});
+            }
+            const std::uint32_t strings = ketama_strings(rule.count, s.weight, total, count);
+            const std::size_t stem = name.size();
+            for (std::uint32_t i = 0; i < strings; ++i) {
+                name.resize(stem);
+                name += '-';
+                name += std::to_string(i);
+                if (rule.points_per_string == 1) {
+                    points.push_back({static_cast<std::uint32_t>(KeyHash{}(std::string_view(name))), index});
+                } else {
+                    const auto digest = md5_digest(std::string_view(name));
+                    for (std::size_t w = 0; w < rule.points_per_string; ++w) {
+                        points.push_back({md5_le32(digest, w), index});
+                    }
+                }
+            }
+        }
+        std::vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
+        if (auto f = sorted_membership(nodes, sorted)) {
+            return f;
+        }
+        if (auto f = this->ring_.assign(std::move(points), nodes.size(), rule.lookup)) {
+            return f;
+        }
+        this->nodes_ = std::move(nodes);
+        this->config_ = config;
+        weights_.resize(servers.size());
+        for (std::size_t i = 0; i < servers.size(); ++i) {
+            weights_[i] = servers[i].weight;
+        }
+        return {};
+    }
+
+    std::vector<std::uint64_t> weights_;
+};
+
+/// The MD5-keyed continuum: libmemcached weighted and spy, libketama, Python hash_ring, and
+/// unweighted with HASH=MD5.
+using ketama = ketama_ring<md5_ketama>;
+/// libmemcached's unweighted continuum with its default key hash (on signed-char platforms).
+using ketama_one_at_a_time = ketama_ring<one_at_a_time>;
+/// Python hash_ring's continuum: build it with ketama_dialect::python_hash_ring.
+using python_hash_ring = ketama;
+
+/// The continuum of servers (in order: the server index) under a dialect:
+/// ketama_ring<KeyHash>::build(servers, {dialect}).
 template <hasher KeyHash = md5_ketama>
 [[nodiscard]] auto build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers)
     -> ketama_ring<KeyHash> {
-    std::vector<node> nodes;
-    std::vector<ring_point<std::uint32_t>> points;
-    if (auto f = keyplace::detail::ketama_generate<KeyHash>(dialect, servers, nodes, points)) {
-        keyplace::detail::throw_error(std::move(f));
-    }
-    return ketama_ring<KeyHash>::build(nodes, std::move(points));
+    return ketama_ring<KeyHash>::build(servers, ketama_config{dialect});
 }
 
-/// As build_ketama(), reporting failure through ec (and an empty optional) instead of throwing.
+/// As build_ketama(), reporting failure through err (and an empty optional) instead of throwing.
 template <hasher KeyHash = md5_ketama>
 [[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers,
-                                    std::error_code& ec) -> std::optional<ketama_ring<KeyHash>> {
-    std::vector<node> nodes;
-    std::vector<ring_point<std::uint32_t>> points;
-    if (auto f = keyplace::detail::ketama_generate<KeyHash>(dialect, servers, nodes, points)) {
-        ec = make_error_code(f.code);
-        return std::nullopt;
-    }
-    return ketama_ring<KeyHash>::try_build(nodes, std::move(points), ec);
+                                    error_info& err) -> std::optional<ketama_ring<KeyHash>> {
+    return ketama_ring<KeyHash>::try_build(servers, ketama_config{dialect}, err);
 }
 
 }  // namespace compat

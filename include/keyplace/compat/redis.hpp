@@ -5,6 +5,7 @@
 #define KEYPLACE_COMPAT_REDIS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/slot_table.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -13,13 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <utility>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
@@ -83,36 +80,34 @@ struct slot_range {
     std::string node_id;
 };
 
-/// Redis Cluster placement: a 16384-entry slot map. pick(point) takes a slot (only the low 14
-/// bits are used); locate(s, key) hashes the key to its slot as the server does.
-class redis_cluster {
+/// Redis Cluster placement: a 16384-entry slot map on the slot-table engine. pick(point) takes a
+/// slot (point mod 16384: only the low 14 bits count); locate(s, key) hashes the key to its
+/// slot as the server does. Nodes are sorted by id. A slot map has no preference order (a
+/// Redis replica is a node of its own, not the next slot's owner), so it offers no pick_n or
+/// walk, and it does not derive: moving slots is a resharding plan, so build the new map.
+///
+/// build(nodes, ranges) throws keyplace::error naming the slot or range: a range reversed or
+/// past 16383 (invalid_slot_range), a slot covered twice (slot_overlap) or not at all
+/// (slot_gap), a range naming a node that is not in nodes (unknown_id); and the node errors.
+class redis_cluster
+    : public detail::table_strategy<redis_cluster, redis_slot_hash, keyplace::node, std::vector<slot_range>,
+                                    detail::derivation::none, detail::node_order::by_id> {
+    friend detail::lifecycle<redis_cluster, keyplace::node, std::vector<slot_range>, detail::derivation::none,
+                             detail::node_order::by_id>;
+
 public:
-    using key_hash = redis_slot_hash;
-
-    /// A slot map from explicit ranges covering every slot exactly once. Throws keyplace::error
-    /// (errc::invalid_argument) naming the slot that is uncovered, covered twice, or out of
-    /// range, or the node id a range names that is not in nodes; and the usual node errors.
-    [[nodiscard]] static auto build(std::span<const node> nodes, std::span<const slot_range> ranges)
-        -> redis_cluster {
-        redis_cluster c;
-        if (auto f = c.assign(nodes, ranges)) {
-            detail::throw_error(std::move(f));
-        }
-        return c;
-    }
-
     /// Slots split evenly in node-id order: node i of N gets [floor(i * 16384 / N),
     /// floor((i + 1) * 16384 / N) - 1]. This is not `redis-cli --cluster create`'s split (it
     /// rounds single-precision running sums: 0-5460, 5461-10922, 10923-16383 for three masters);
-    /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges.
-    [[nodiscard]] static auto build_even(std::span<const node> nodes) -> redis_cluster {
-        std::vector<node> sorted;
+    /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges. Throws as
+    /// build() does, and errc::too_many_nodes above 16384 nodes.
+    [[nodiscard]] static auto build_even(std::span<const keyplace::node> nodes) -> redis_cluster {
+        std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
-            detail::throw_error(std::move(f));
+            detail::raise(f);
         }
         if (sorted.size() > redis_slot_count) {
-            detail::throw_error(detail::fail(errc::invalid_argument, std::to_string(sorted.size()) +
-                                                                         " nodes for 16384 slots"));
+            detail::raise(detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots"));
         }
         std::vector<slot_range> ranges;
         const std::size_t n = sorted.size();
@@ -123,17 +118,15 @@ public:
         return build(sorted, ranges);
     }
 
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return nodes_.size(); }
-    [[nodiscard]] auto nodes() const noexcept -> std::span<const node> { return nodes_; }
-    [[nodiscard]] auto pick(std::uint64_t slot) const noexcept -> node_index {
-        return owner_[static_cast<std::size_t>(slot & (redis_slot_count - 1))];
-    }
+    auto pick_n(std::uint64_t, std::span<node_index>) const noexcept -> std::size_t = delete;
+    template <class Visit>
+    void walk(std::uint64_t, Visit&&) const noexcept = delete;
 
 private:
     redis_cluster() = default;
 
-    auto assign(std::span<const node> input, std::span<const slot_range> ranges) -> detail::failure {
-        std::vector<node> sorted;
+    auto assign(std::span<const keyplace::node> input, const std::vector<slot_range>& ranges) -> detail::failure {
+        std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }
@@ -141,7 +134,7 @@ private:
         std::vector<std::uint32_t> owner(redis_slot_count, unset);
         for (const auto& r : ranges) {
             if (r.first > r.last || r.last >= redis_slot_count) {
-                return detail::fail(errc::invalid_argument,
+                return detail::fail(errc::invalid_slot_range,
                                     "slot range " + std::to_string(r.first) + "-" + std::to_string(r.last) +
                                         (r.first > r.last ? " ends before it starts" : " is not within 0-16383"));
             }
@@ -151,30 +144,24 @@ private:
                                                           std::to_string(r.last) + " names node " +
                                                           detail::quote(r.node_id) + ", which is not a member");
             }
-            for (std::size_t s = r.first; s <= r.last; ++s) {
-                if (owner[s] != unset) {
-                    return detail::fail(errc::invalid_argument,
-                                        "slot " + std::to_string(s) + " is assigned twice (" +
-                                            detail::quote(sorted[owner[s]].id) + " and " + detail::quote(r.node_id) + ")");
+            for (std::size_t slot = r.first; slot <= r.last; ++slot) {
+                if (owner[slot] != unset) {
+                    return detail::fail(errc::slot_overlap,
+                                        "slot " + std::to_string(slot) + " is assigned twice (" +
+                                            detail::quote(sorted[owner[slot]].id) + " and " + detail::quote(r.node_id) + ")");
                 }
-                owner[s] = static_cast<std::uint32_t>(i);
+                owner[slot] = static_cast<std::uint32_t>(i);
             }
         }
-        for (std::size_t s = 0; s < redis_slot_count; ++s) {
-            if (owner[s] == unset) {
-                return detail::fail(errc::invalid_argument, "slot " + std::to_string(s) + " is not assigned to any node");
+        for (std::size_t slot = 0; slot < redis_slot_count; ++slot) {
+            if (owner[slot] == unset) {
+                return detail::fail(errc::slot_gap, "slot " + std::to_string(slot) + " is not assigned to any node");
             }
         }
+        table_.assign(owner, sorted.size());
         nodes_ = std::move(sorted);
-        owner_.resize(redis_slot_count);
-        for (std::size_t s = 0; s < redis_slot_count; ++s) {
-            owner_[s] = node_index{owner[s]};
-        }
         return {};
     }
-
-    std::vector<node> nodes_;
-    std::vector<node_index> owner_;
 };
 
 static_assert(placement_strategy<redis_cluster>);

@@ -1,0 +1,197 @@
+// keyplace — which node owns a key. The slot-table engine: M slots each naming a node, stored in
+// the narrowest width (1, 2 or 4 bytes; none for one node), a key going to slot point mod M; the
+// Maglev population loop (Eisenbud et al., NSDI 2016) with the turn rule as a policy; the walk,
+// holders and residue regions. The native Maglev, Envoy's Maglev and Redis Cluster's slot map are
+// configurations of it. Not API.
+#ifndef KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
+#define KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/math.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/version.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace detail {
+
+/// Maglev's population: in rounds r = 1, 2, ..., each host h in order for which turn(r, h) says
+/// so takes the next slot of its permutation offset_h + j * skip_h (mod m) that is still empty,
+/// until all m slots are taken. Returns the host (position in the spans) of each slot. The turn
+/// policy carries the weighting: the native integer credits, or Envoy's double targets.
+template <class Turn>
+[[nodiscard]] auto populate_slots(std::span<const std::uint64_t> offsets, std::span<const std::uint64_t> skips,
+                                  std::uint64_t m, Turn&& turn) -> std::vector<std::uint32_t> {
+    constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> slot(m, vacant);
+    std::vector<std::uint64_t> position(offsets.begin(), offsets.end());
+    std::uint64_t filled = 0;
+    for (std::uint64_t round = 1; filled < m; ++round) {
+        for (std::size_t h = 0; h < offsets.size() && filled < m; ++h) {
+            if (!turn(round, h)) {
+                continue;
+            }
+            std::uint64_t c = position[h];
+            while (slot[c] != vacant) {
+                c += skips[h];
+                c -= c >= m ? m : 0;
+            }
+            slot[c] = static_cast<std::uint32_t>(h);
+            ++filled;
+            c += skips[h];
+            position[h] = c - (c >= m ? m : 0);
+        }
+    }
+    return slot;
+}
+
+/// M slots of node indices in the narrowest width that holds them: 1 byte a slot up to 256
+/// nodes, 2 up to 65536, else 4; or no storage when one node takes every slot.
+class slot_table {
+public:
+    /// slots[s] is the node of slot s, out of `nodes` nodes.
+    void assign(const std::vector<std::uint32_t>& slots, std::size_t nodes) {
+        size_ = slots.size();
+        width_ = nodes <= 256 ? 1 : nodes <= 65536 ? 2 : 4;
+        narrow8_.clear();
+        narrow16_.clear();
+        wide_.clear();
+        if (width_ == 1) {
+            narrow8_.assign(slots.begin(), slots.end());
+        } else if (width_ == 2) {
+            narrow16_.assign(slots.begin(), slots.end());
+        } else {
+            wide_ = slots;
+        }
+        counts_.assign(nodes, 0);
+        for (const std::uint32_t s : slots) {
+            ++counts_[s];
+        }
+        finish();
+    }
+    /// m slots that all name node `only`, out of `nodes` nodes.
+    void assign_uniform(std::uint32_t only, std::uint64_t m, std::size_t nodes) {
+        size_ = m;
+        width_ = 0;
+        only_ = only;
+        counts_.assign(nodes, 0);
+        counts_[only] = m;
+        finish();
+    }
+
+    [[nodiscard]] auto size() const noexcept -> std::uint64_t { return size_; }
+    /// Bytes per slot: 1, 2 or 4; 0 for a table whose one node takes every slot.
+    [[nodiscard]] auto width() const noexcept -> std::size_t { return width_; }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return narrow8_.capacity() + narrow16_.capacity() * 2 + wide_.capacity() * 4;
+    }
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
+        switch (width_) {
+            case 0: return node_index{only_};
+            case 1: return node_index{narrow8_[slot]};
+            case 2: return node_index{narrow16_[slot]};
+            default: return node_index{wide_[slot]};
+        }
+    }
+    [[nodiscard]] auto slot_of(std::uint64_t point) const noexcept -> std::uint64_t { return mod_(point); }
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return entry(mod_(point)); }
+    /// Slots held by node i.
+    [[nodiscard]] auto count(node_index i) const noexcept -> std::uint64_t { return counts_[i.value]; }
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return holders_; }
+    [[nodiscard]] auto regions() const noexcept -> residue_regions { return {size_}; }
+
+    /// Visits the nodes of slots point mod M, then the next slots, once around the table,
+    /// wrapping (a one-node table's node once), until visit returns false.
+    template <class Visit>
+    void walk(std::uint64_t point, Visit& visit) const noexcept {
+        if (width_ == 0) {
+            (void)visit(node_index{only_});
+            return;
+        }
+        std::uint64_t slot = mod_(point);
+        for (std::uint64_t step = 0; step < size_; ++step) {
+            if (!visit(entry(slot))) {
+                return;
+            }
+            slot = slot + 1 == size_ ? 0 : slot + 1;
+        }
+    }
+
+private:
+    void finish() {
+        mod_ = fast_mod(size_);
+        holders_ = static_cast<std::size_t>(
+            std::count_if(counts_.begin(), counts_.end(), [](std::uint64_t c) { return c != 0; }));
+    }
+
+    std::size_t width_ = 1;
+    std::uint64_t size_ = 0;
+    std::uint32_t only_ = 0;
+    fast_mod mod_{};
+    std::size_t holders_ = 0;
+    std::vector<std::uint8_t> narrow8_;
+    std::vector<std::uint16_t> narrow16_;
+    std::vector<std::uint32_t> wide_;
+    std::vector<std::uint64_t> counts_;  // slots per node
+};
+
+/// A strategy that is a slot table: the lifecycle plus the table's query surface, written once.
+/// Derived fills table_ (and nodes_) in its assign().
+template <class Derived, hasher KeyHash, class Member, class Config, derivation Derives, node_order Order>
+class table_strategy : public lifecycle<Derived, Member, Config, Derives, Order> {
+public:
+    using key_hash = KeyHash;
+
+    /// slot[point mod M]. O(1).
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return table_.pick(point); }
+    /// Distinct nodes from slot point mod M on, wrapping: min(out.size(), holders()) of them.
+    /// O(M) in the worst case, a few slots in the usual one.
+    [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept -> std::size_t {
+        return collect_distinct(*this, point, out);
+    }
+    /// Visits the nodes of slots point mod M, point mod M + 1, ... once around the table
+    /// (repeating nodes with several slots). visit(node_index) returns whether to go on.
+    template <class Visit>
+    void walk(std::uint64_t point, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        table_.walk(point, visit);
+    }
+    /// M, the number of slots.
+    [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return table_.size(); }
+    /// The node of slot s < table_size().
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return table_.entry(slot); }
+    /// Bytes per slot: 1 up to 256 nodes, 2 up to 65536, else 4; 0 when one node takes all.
+    [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return table_.width(); }
+    /// Slots per node, by node index.
+    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> {
+        std::vector<std::size_t> out(this->size());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            out[i] = static_cast<std::size_t>(table_.count(node_index{static_cast<std::uint32_t>(i)}));
+        }
+        return out;
+    }
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return table_.holders(); }
+    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return table_.count(i) != 0; }
+    /// The slots: ownership, movement and co-ownership are exact over them.
+    [[nodiscard]] auto regions() const noexcept -> residue_regions { return table_.regions(); }
+    /// Bytes of the slots (per-node state and the node list not counted).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return table_.memory_bytes(); }
+
+protected:
+    table_strategy() = default;
+    slot_table table_;
+};
+
+}  // namespace detail
+KEYPLACE_NAMESPACE_END
+
+#endif
