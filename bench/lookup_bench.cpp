@@ -57,20 +57,27 @@ auto map_owner(const map_ring& m, std::uint64_t p) -> std::uint32_t {
 
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 // libmemcached 1.1's own weighted ketama (MD5 of the key, 160 points per server): a real peer
-// doing the same job, hashing included. Compare with ring_locate at the same node count.
-using memcached_ptr = std::unique_ptr<memcached_st, decltype(&memcached_free)>;
-auto make_memcached(const benchmark::State& s) -> memcached_ptr {
-    memcached_ptr memc(memcached_create(nullptr), &memcached_free);
+// doing the same job, hashing included. Compare with ring_locate at the same node count. Our
+// compat ketama over the same servers is its reference: it must pick the same server.
+struct memcached_peer {
+    std::unique_ptr<memcached_st, decltype(&memcached_free)> memc;
+    keyplace::compat::ketama ours;
+};
+auto make_memcached(const benchmark::State& s) -> memcached_peer {
     const auto servers = ketama_servers(nodes(arg(s)));
+    memcached_peer p{{memcached_create(nullptr), &memcached_free}, ketama_of(servers)};
     for (std::size_t i = 0; i < servers.size(); ++i) {
-        memcached_server_add_with_weight(memc.get(), memcached_host(i).c_str(), memcached_port,
+        memcached_server_add_with_weight(p.memc.get(), memcached_host(i).c_str(), memcached_port,
                                          static_cast<std::uint32_t>(servers[i].weight));
     }
-    memcached_behavior_set(memc.get(), MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
-    return memc;
+    memcached_behavior_set(p.memc.get(), MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+    return p;
 }
-auto memcached_owner(const memcached_ptr& memc, const std::string& k) -> std::uint32_t {
-    return memcached_generate_hash(memc.get(), k.data(), k.size());
+auto memcached_owner(const memcached_peer& p, const std::string& k) -> std::uint32_t {
+    return memcached_generate_hash(p.memc.get(), k.data(), k.size());
+}
+auto ours_owner(const memcached_peer& p, const std::string& k) -> std::uint32_t {
+    return static_cast<std::uint32_t>(locate_owner(p.ours, k) - p.ours.nodes().data());  // servers in input order
 }
 #endif
 
@@ -127,7 +134,7 @@ auto main(int argc, char** argv) -> int {
     locate_benchmark("compat_envoy_maglev_locate", [](auto& s) { return envoy_maglev_of(nodes(arg(s))); })->Arg(10)->Arg(100);
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
     // libmemcached 1.1 asserts above 100 servers (MEMCACHED_CONTINUUM_SIZE).
-    lookup_benchmark("libmemcached_ketama_locate", keys, make_memcached, memcached_owner)->Arg(10)->Arg(100);
+    lookup_benchmark("libmemcached_ketama_locate", keys, make_memcached, memcached_owner, ours_owner)->Arg(10)->Arg(100);
 #endif
 
     benchmark::RegisterBenchmark("ring_build", ring_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
