@@ -128,10 +128,11 @@ auto main(int argc, char** argv) -> int {
     locate_benchmark("maglev_locate", [](auto& s) { return maglev_of(nodes(100), maglev_config{.table_size = arg(s)}); })->Arg(65537)->Arg(655373);
     // Compatibility modes, hash included: our libmemcached-compatible weighted ketama (same
     // servers and job as libmemcached_ketama_locate), Envoy's ring hash at its default 1024
-    // entries and Envoy's Maglev at 65537.
+    // entries, Envoy's Maglev at 65537, and Cassandra's Murmur3 token ring at 16 tokens a node.
     locate_benchmark("compat_ketama_locate", [](auto& s) { return ketama_of(ketama_servers(nodes(arg(s)))); })->Arg(10)->Arg(100);
     locate_benchmark("compat_envoy_ring_locate", [](auto& s) { return envoy_ring_of(nodes(arg(s))); })->Arg(10)->Arg(100);
     locate_benchmark("compat_envoy_maglev_locate", [](auto& s) { return envoy_maglev_of(nodes(arg(s))); })->Arg(10)->Arg(100);
+    locate_benchmark("compat_cassandra_locate", [](auto& s) { return cassandra_of(cassandra_endpoints(nodes(arg(s)))); })->Arg(10)->Arg(100);
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
     // libmemcached 1.1 asserts above 100 servers (MEMCACHED_CONTINUUM_SIZE).
     lookup_benchmark("libmemcached_ketama_locate", keys, make_memcached, memcached_owner, ours_owner)->Arg(10)->Arg(100);
