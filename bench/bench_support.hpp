@@ -182,10 +182,10 @@ inline void fail(benchmark::State& state, const std::string& name, const std::st
 /// No reference: only the timed lookups against the same lookups untimed.
 struct no_reference {};
 
-/// Times lookup(prepared, input) over inputs, cycling, and sums the owners it returns. Then,
-/// untimed, repeats the lookups on every input the loop used and checks that sum; with a
-/// reference (a strategy a baseline copies), also that the reference names the same owner for
-/// each of those inputs. A failure skips the benchmark with the reason and makes run() fail.
+/// Times lookup(prepared, input) over inputs (a power of two of them: the loop cycles through
+/// them with a mask) and sums the owners it returns. Then, untimed, repeats the lookups on
+/// every input the loop used and checks that sum; with a reference (a strategy a baseline
+/// copies), also that the reference names the same owner for each of those inputs. A failure skips the benchmark with the reason and makes run() fail.
 template <class Prepared, class Input, class Lookup, class Reference = no_reference>
 void time_lookups(benchmark::State& state, const std::string& name, const Prepared& prepared,
                   std::span<const Input> inputs, const Lookup& lookup, const Reference& reference = {}) {
