@@ -3,6 +3,8 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/compat/envoy.hpp>
+#include <keyplace/compat/ketama.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
@@ -281,6 +283,47 @@ TEST_CASE("replicas: join and leave change only the sets they must (10^5 keys)",
     check_stability(ring, ring.with(joiner), ring.without(leaver), joiner.id, leaver);
     const auto rdv = keyplace::rendezvous::build(nodes);
     check_stability(rdv, rdv.with(joiner), rdv.without(leaver), joiner.id, leaver);
+}
+
+TEST_CASE("replicas: nodes that hold no keys take no copies: refused, or degraded", "[replicas][errors]") {
+    // Envoy's ring hash, 3 hosts, host c in a locality of weight 0: c is a member that holds no
+    // ring entry, so only a and b can be replicas. Before holders() the placer trusted the
+    // walk to reach every node: build succeeded and place() wrote 2 copies, not degraded.
+    using keyplace::compat::envoy_ring_hash;
+    const keyplace::location one{"r", "one", ""};
+    const keyplace::location idle{"r", "idle", ""};
+    keyplace::compat::envoy_ring_hash_config config;
+    config.locality_weights = {{one, 1}, {idle, 0}};
+    const auto ring = envoy_ring_hash::build({{"a", 1, one}, {"b", 1, one}, {"c", 1, idle}}, config);
+    REQUIRE(ring.size() == 3);
+    CHECK(ring.holders() == 2);
+    CHECK_FALSE(ring.holds(*ring.find("c")));
+    expect_error([&] { return replica_placer<envoy_ring_hash>::build(ring, {.count = 3}); },
+                 keyplace::errc::replica_shortfall,
+                 "spreading 3 copies over nodes needs 3 nodes; there are 2 ('a', 'b') among the nodes that hold "
+                 "keys (1 hold none)");
+    const auto relaxed = replica_placer<envoy_ring_hash>::build(ring, {.count = 3, .on_shortfall = shortfall::relax});
+    CHECK(relaxed.degraded());
+    CHECK(relaxed.requested() == 3);
+    CHECK(relaxed.count() == 2);
+    std::array<node_index, 3> out{};
+    for (const auto p : key_points(1000)) {
+        const auto placed = relaxed.place(p, out);
+        REQUIRE(placed.placed == 2);
+        CHECK(placed.degraded);
+        CHECK(out[0] != out[1]);
+        CHECK(ring.holds(out[0]));
+        CHECK(ring.holds(out[1]));
+    }
+    // Two copies fit the holders: not degraded.
+    CHECK_FALSE(replica_placer<envoy_ring_hash>::build(ring, {.count = 2}).degraded());
+    // A ketama server whose share rounds to no point is the same case (libketama: 61 servers
+    // of equal weight get 39 digests each, and a light one can get none).
+    std::vector<keyplace::compat::ketama_server> servers{{"heavy", 1000000}, {"light", 1}};
+    const auto k = keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libketama, servers);
+    REQUIRE(k.holders() == 1);
+    expect_error([&] { return replica_placer<keyplace::compat::ketama>::build(k, {.count = 2}); },
+                 keyplace::errc::replica_shortfall, "1 hold none");
 }
 
 TEST_CASE("replicas: bad policies are rejected with an error naming them", "[replicas][errors]") {

@@ -15,12 +15,12 @@
 #define KEYPLACE_ASSERT(cond) assert(cond)
 #endif
 
-// KEYPLACE_ON_ERROR(info): where the throwing forms (build, with, without) report a failure.
-// Left undefined, they throw keyplace::error, or, in a translation unit built without
+// KEYPLACE_ON_ERROR(code, message): where the throwing forms (build, with, without) report a
+// failure. Left undefined, they throw keyplace::error, or, in a translation unit built without
 // exceptions, print the message to stderr and call std::abort(). Define it before including any
-// keyplace header to the name of a [[noreturn]] function taking `const keyplace::error_info&`
-// (or to a macro of one argument) to report failures your own way; it must not return. The
-// try_ forms never call it.
+// keyplace header to the name of a [[noreturn]] function `void(int code, const char* message)`
+// (code is the keyplace::errc value) to report failures your own way; it must not return. The
+// try_ forms never call it: they fill a keyplace::error_info.
 
 // Out-of-line cold paths (error construction) keep lookups and builds compact.
 #if defined(__GNUC__) || defined(__clang__)

@@ -149,7 +149,7 @@ KEYPLACE_COLD inline auto fail(errc code, std::string message) -> failure {
 /// the message on stderr and std::abort().
 KEYPLACE_COLD [[noreturn]] inline void raise(const failure& f) {
 #if defined(KEYPLACE_ON_ERROR)
-    KEYPLACE_ON_ERROR(f);
+    KEYPLACE_ON_ERROR(static_cast<int>(f.code()), f.message().c_str());
     std::abort();  // the handler must not return
 #elif defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
     throw error(f);
