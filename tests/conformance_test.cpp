@@ -1,4 +1,5 @@
-// Runs the shared conformance suite (conformance.hpp) on every strategy.
+// Runs the shared conformance suite (conformance.hpp) on every strategy: the native ones, the
+// compat modes and the modulo baseline, each with the properties its contract states.
 #include "conformance.hpp"
 
 #include <keyplace/keyplace.hpp>
@@ -7,52 +8,87 @@
 #include <span>
 
 using namespace keyplace_test;
+namespace compat = keyplace::compat;
 
 namespace {
 
-// The ring's balance bound: a node's share over the mean is about Gamma(v, 1/v) with sd
-// 1/sqrt(v); the largest of 10 nodes sits near 1 + 1.5 sd. Allow 5 sd plus sampling noise.
+// A ring's balance bound with v points a node: a node's share over the mean is about
+// Gamma(v, 1/v) with sd 1/sqrt(v); the largest of 10 nodes sits near 1 + 1.5 sd. Allow 5 sd
+// plus sampling noise.
+auto ring_bound(double v) -> double { return 1.0 + 5.0 / std::sqrt(v) + 0.03; }
+
+// Strategies whose shares are exact (rendezvous: w/Σw; jump: 1/N; Maglev: entries/M; an even
+// slot split; modulo) are bounded by sampling noise alone: sd of a node's count is about 0.67%
+// of the mean at 10 nodes and 2*10^5 keys; the largest of 10 sits near +1.5 sd. Allow 5 sd.
+constexpr double sampling_bound = 1.0 + 5 * 0.0067;
+
 auto ring_subject(std::uint32_t vnodes) -> conformance_subject<keyplace::ring> {
     return {
         .build = [vnodes](std::span<const keyplace::node> n) { return keyplace::ring::build(n, {.vnodes = vnodes}); },
-        .share = [](const keyplace::ring& r, keyplace::node_index i) { return keyplace::ownership(r).share[i.value]; },
-        .balance_bound = 1.0 + 5.0 / std::sqrt(static_cast<double>(vnodes)) + 0.03,
+        .balance_bound = ring_bound(vnodes),
     };
-}
-
-// Strategies whose shares are exact (rendezvous: w/Σw; jump: 1/N; Maglev: entries/M) are
-// bounded by sampling noise alone: sd of a node's count is about 0.67% of the mean at 10
-// nodes and 2*10^5 keys; the largest of 10 sits near +1.5 sd. Allow 5 sd.
-constexpr double sampling_bound = 1.0 + 5 * 0.0067;
-
-auto node_weight_share(std::span<const keyplace::node> nodes, keyplace::node_index i) -> double {
-    double total = 0;
-    for (const auto& n : nodes) {
-        total += n.weight;
-    }
-    return nodes[i.value].weight / total;
-}
-
-}  // namespace
-
-TEST_CASE("conformance: rendezvous", "[conformance][rendezvous]") {
-    run_conformance(conformance_subject<keyplace::rendezvous>{
-        .build = [](std::span<const keyplace::node> n) { return keyplace::rendezvous::build(n); },
-        .share = [](const keyplace::rendezvous& r, keyplace::node_index i) { return node_weight_share(r.nodes(), i); },
-        .balance_bound = sampling_bound,
-    });
 }
 
 template <class Jump>
 auto jump_subject() -> conformance_subject<Jump> {
     return {
         .build = [](std::span<const keyplace::node> n) { return Jump::build(n); },
-        .share = [](const Jump& j, keyplace::node_index) { return 1.0 / static_cast<double>(j.size()); },
         .balance_bound = sampling_bound,
         .leaver = "node-9",  // only the last bucket can leave
-        .order_independent = false,
-        .weighted = false,
+        .order = input_order::placement,
+        .weighting = weights::refused,
     };
+}
+
+auto server_of(const keyplace::node& n) -> compat::ketama_server {
+    return {n.id, static_cast<std::uint64_t>(n.weight)};
+}
+
+// A ketama dialect: servers named as the nodes, weights as given. libmemcached names a server
+// "host:port". Equal weights keep 160 points a server (100 unweighted, 120 for hash_ring) at
+// 9, 10 and 11 servers (none of libmemcached's single-precision shortfall counts), so a join
+// adds only the joiner's points.
+template <class KeyHash = compat::md5_ketama>
+auto ketama_subject(compat::ketama_dialect d, double points, weights w = weights::proportional)
+    -> conformance_subject<compat::ketama_ring<KeyHash>> {
+    const bool port = d != compat::ketama_dialect::libketama && d != compat::ketama_dialect::python_hash_ring;
+    return {
+        .build =
+            [d](std::span<const keyplace::node> n) {
+                std::vector<compat::ketama_server> servers;
+                for (const auto& x : n) {
+                    servers.push_back(server_of(x));
+                }
+                return compat::build_ketama<KeyHash>(d, servers);
+            },
+        .member = server_of,
+        .id = [port](const std::string& s) { return port ? s + ":11211" : s; },
+        .balance_bound = ring_bound(points),
+        .order = input_order::kept,
+        .weighting = w,
+    };
+}
+
+// A Cassandra endpoint with 64 tokens derived from its id (as vnodes would be).
+auto endpoint_of(const keyplace::node& n) -> compat::cassandra_endpoint {
+    compat::cassandra_endpoint e{n.id, {}};
+    for (std::uint32_t i = 0; i < 64; ++i) {
+        e.tokens.push_back(static_cast<std::int64_t>(keyplace::xxh3{}(n.id + "/" + std::to_string(i))));
+    }
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: ring, 160 vnodes", "[conformance][ring]") { run_conformance(ring_subject(160)); }
+TEST_CASE("conformance: ring, 1024 vnodes", "[conformance][ring]") { run_conformance(ring_subject(1024)); }
+TEST_CASE("conformance: ring, 40 vnodes", "[conformance][ring]") { run_conformance(ring_subject(40)); }
+
+TEST_CASE("conformance: rendezvous", "[conformance][rendezvous]") {
+    run_conformance(conformance_subject<keyplace::rendezvous>{
+        .build = [](std::span<const keyplace::node> n) { return keyplace::rendezvous::build(n); },
+        .balance_bound = sampling_bound,
+    });
 }
 
 TEST_CASE("conformance: jump", "[conformance][jump]") { run_conformance(jump_subject<keyplace::jump>()); }
@@ -63,12 +99,86 @@ TEST_CASE("conformance: jump (Guava form)", "[conformance][jump]") {
 TEST_CASE("conformance: maglev", "[conformance][maglev]") {
     run_conformance(conformance_subject<keyplace::maglev>{
         .build = [](std::span<const keyplace::node> n) { return keyplace::maglev::build(n); },
-        .share = [](const keyplace::maglev& g, keyplace::node_index i) { return keyplace::ownership(g).share[i.value]; },
         .balance_bound = sampling_bound,
         .movement_factor = 2.0,
     });
 }
 
-TEST_CASE("conformance: ring, 160 vnodes", "[conformance][ring]") { run_conformance(ring_subject(160)); }
-TEST_CASE("conformance: ring, 1024 vnodes", "[conformance][ring]") { run_conformance(ring_subject(1024)); }
-TEST_CASE("conformance: ring, 40 vnodes", "[conformance][ring]") { run_conformance(ring_subject(40)); }
+TEST_CASE("conformance: modulo (the baseline)", "[conformance][modulo]") {
+    // 10 -> 11 nodes: a point stays iff p mod 10 == p mod 11, i.e. p mod 110 < 10: 10/11 move,
+    // 10 times the joiner's 1/11; 10 -> 9: 9/10 move, 9 times the leaver's keys.
+    run_conformance(conformance_subject<keyplace::modulo>{
+        .build = [](std::span<const keyplace::node> n) { return keyplace::modulo::build(n); },
+        .balance_bound = sampling_bound,
+        .weighting = weights::ignored,
+        .movement_factor = 10.5,
+    });
+}
+
+TEST_CASE("conformance: ketama, libmemcached weighted", "[conformance][ketama]") {
+    run_conformance(ketama_subject(compat::ketama_dialect::libmemcached_weighted, 160));
+}
+TEST_CASE("conformance: ketama, libmemcached spy", "[conformance][ketama]") {
+    run_conformance(ketama_subject(compat::ketama_dialect::libmemcached_spy, 160));
+}
+TEST_CASE("conformance: ketama, libmemcached unweighted (one-at-a-time)", "[conformance][ketama]") {
+    run_conformance(ketama_subject<compat::one_at_a_time>(compat::ketama_dialect::libmemcached_unweighted, 100,
+                                                          weights::refused));
+}
+TEST_CASE("conformance: ketama, libketama", "[conformance][ketama]") {
+    run_conformance(ketama_subject(compat::ketama_dialect::libketama, 160));
+}
+TEST_CASE("conformance: ketama, Python hash_ring", "[conformance][ketama]") {
+    run_conformance(ketama_subject(compat::ketama_dialect::python_hash_ring, 120));
+}
+
+TEST_CASE("conformance: Envoy ring hash", "[conformance][envoy]") {
+    // 10 equal hosts get 103 entries each (scale ceil(1024 / 10) * 10), 11 get 94 and 9 get 114:
+    // a change re-cuts about 9 % of the ring among the hosts that stay, on top of the joiner's or
+    // leaver's 9-10 %, so the moved fraction is about twice the minimum. Allow 2.5.
+    run_conformance(conformance_subject<compat::envoy_ring_hash>{
+        .build = [](std::span<const keyplace::node> n) { return compat::envoy_ring_hash::build(n); },
+        .balance_bound = ring_bound(103),
+        .order = input_order::kept,
+        .movement_factor = 2.5,
+    });
+}
+
+TEST_CASE("conformance: Envoy Maglev", "[conformance][envoy]") {
+    run_conformance(conformance_subject<compat::envoy_maglev>{
+        .build = [](std::span<const keyplace::node> n) { return compat::envoy_maglev::build(n); },
+        .balance_bound = sampling_bound,
+        .movement_factor = 2.0,
+    });
+}
+
+TEST_CASE("conformance: Cassandra token ring", "[conformance][cassandra]") {
+    run_conformance(conformance_subject<compat::cassandra_ring>{
+        .build =
+            [](std::span<const keyplace::node> n) {
+                std::vector<compat::cassandra_endpoint> e;
+                for (const auto& x : n) {
+                    e.push_back(endpoint_of(x));
+                }
+                return compat::cassandra_ring::build(e);
+            },
+        .member = endpoint_of,
+        .balance_bound = ring_bound(64),
+        .order = input_order::kept,
+        .weighting = weights::ignored,  // tokens decide
+    });
+}
+
+TEST_CASE("conformance: Redis Cluster, even slot split", "[conformance][redis]") {
+    // An even split re-cuts every range. Joining a node that sorts last (10 -> 11 ranges): node i
+    // keeps [i/10, (i+1)/10) ∩ [i/11, (i+1)/11), (10 - i)/110, half of the space in all: 5.5
+    // times the joiner's 1/11. Node-3 leaving (10 -> 9): 0.7 stays, 0.3 moves, 3 times the
+    // leaver's keys. Allow 6.
+    run_conformance(conformance_subject<compat::redis_cluster>{
+        .build = [](std::span<const keyplace::node> n) { return compat::redis_cluster::build_even(n); },
+        .balance_bound = sampling_bound,
+        .joiner = "node-99",
+        .weighting = weights::ignored,
+        .movement_factor = 6.0,
+    });
+}

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <span>
@@ -107,8 +108,16 @@ template <class Point>
 [[nodiscard]] auto refine_together(const arc_regions<Point>& a, const arc_regions<Point>& b) noexcept -> bool {
     return a.rule == b.rule;
 }
+/// Residues modulo a and modulo b refine together into residues modulo lcm(a, b), enumerated
+/// only up to this many (Maglev tables of two prime sizes are sampled instead).
+inline constexpr std::uint64_t max_common_residues = std::uint64_t{1} << 24;
+
+[[nodiscard]] constexpr auto common_modulus(std::uint64_t a, std::uint64_t b) noexcept -> std::uint64_t {
+    const std::uint64_t g = std::gcd(a, b);
+    return a / g > max_common_residues / b ? 0 : a / g * b;  // 0: too many
+}
 [[nodiscard]] inline auto refine_together(const residue_regions& a, const residue_regions& b) noexcept -> bool {
-    return a.modulus == b.modulus;
+    return a.modulus == b.modulus || common_modulus(a.modulus, b.modulus) != 0;
 }
 template <class A, class B>
 [[nodiscard]] auto refine_together(const A&, const B&) noexcept -> bool {
@@ -126,8 +135,9 @@ void for_each_common_region(const arc_regions<Point>& a, const arc_regions<Point
     for_each_region(arc_regions<Point>{cuts, {}, a.rule}, fn);  // owners are asked of a and b
 }
 template <class Fn>
-void for_each_common_region(const residue_regions& a, const residue_regions&, Fn&& fn) {
-    for_each_region(a, fn);
+void for_each_common_region(const residue_regions& a, const residue_regions& b, Fn&& fn) {
+    // pick(p) of either depends on p mod its modulus alone, so on p mod lcm.
+    for_each_region(residue_regions{a.modulus == b.modulus ? a.modulus : common_modulus(a.modulus, b.modulus)}, fn);
 }
 template <class A, class B, class Fn>
 void for_each_common_region(const A&, const B&, Fn&&) {}
@@ -360,8 +370,9 @@ template <placement_strategy A, placement_strategy B>
 
 /// Movement between two placements over the whole hash space: exact where both enumerate
 /// regions with a common refinement (two rings of one point type and lookup rule: the merged
-/// points cut the circle into arcs on which both owners are constant; two tables of one size:
-/// slot by slot); otherwise over analysis_sample().
+/// points cut the circle into arcs on which both owners are constant; two tables or moduli: the
+/// residues modulo their least common multiple, up to max_common_residues of them); otherwise
+/// over analysis_sample().
 template <placement_strategy A, placement_strategy B>
 [[nodiscard]] auto movement(const A& before, const B& after) -> movement_report {
     if constexpr (region_strategy<A> && region_strategy<B>) {
