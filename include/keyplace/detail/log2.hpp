@@ -3,6 +3,7 @@
 #ifndef KEYPLACE_DETAIL_LOG2_HPP_INCLUDED
 #define KEYPLACE_DETAIL_LOG2_HPP_INCLUDED
 
+#include <keyplace/detail/log2_table.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/version.hpp>
 
@@ -49,17 +50,10 @@ namespace detail {
 
 using log2_table_type = std::array<std::uint64_t, 4097>;
 
-/// The 4097 interpolation points of log2fix, computed once on first use.
-[[nodiscard]] inline auto log2_table() -> const log2_table_type& {
-    static const log2_table_type table = [] {
-        log2_table_type t{};
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            t[i] = log2_frac(4096 + i);
-        }
-        return t;
-    }();
-    return table;
-}
+/// The 4097 interpolation points of log2fix, log2_frac(4096 + i). They are committed
+/// constants (tools/generate_log2_table.cpp) because evaluating log2_frac 4097 times costs
+/// every including translation unit a second of compile time; keyplace_tests checks them.
+[[nodiscard]] inline auto log2_table() -> const log2_table_type& { return log2_table_values; }
 
 /// log2(y) * 2^48 for 1 <= y < 2^64, by the table and linear interpolation on 24 more bits.
 [[nodiscard]] inline auto log2fix(const log2_table_type& t, std::uint64_t y) noexcept
