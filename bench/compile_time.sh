@@ -4,9 +4,10 @@
 #
 #   bench/compile_time.sh [--runs N] [--headers] [compiler...]   (default: g++ clang++)
 #
-# Each TU is compiled N times (default 5) and the fastest run is kept: on a shared machine the
-# minimum is the least noisy estimate. --headers adds one row per public header (a TU that
-# includes just that header). Times are wall-clock milliseconds.
+# Each TU is compiled N times (default 5) and the fastest run is kept. Times are the
+# compiler's CPU time (user + system) in milliseconds: on a shared machine wall-clock time
+# mostly measures the other jobs. --headers adds one row per public header (a TU that
+# includes just that header).
 set -euo pipefail
 
 runs=5
@@ -16,7 +17,7 @@ while (($#)); do
     case "$1" in
         --runs) runs="$2"; shift 2 ;;
         --headers) per_header=1; shift ;;
-        -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) compilers+=("$1"); shift ;;
     esac
 done
@@ -30,14 +31,12 @@ baseline_headers=(algorithm map string vector span optional memory)
 for h in "${baseline_headers[@]}"; do echo "#include <$h>"; done >"$work/baseline.cpp"
 echo '#include <keyplace/keyplace.hpp>' >"$work/keyplace.cpp"
 
-# Best wall-clock time in ms of `$compiler -fsyntax-only` on file $2.
+# Best CPU time in ms of `$compiler -fsyntax-only` on file $2.
 best_ms() {
-    local compiler="$1" file="$2" best="" start end ms
+    local compiler="$1" file="$2" best="" cpu ms TIMEFORMAT='%3U %3S'
     for ((r = 0; r < runs; ++r)); do
-        start=$EPOCHREALTIME
-        "$compiler" -std=c++20 -fsyntax-only -I "$root/include" "$file"
-        end=$EPOCHREALTIME
-        ms=$(((${end/./} - ${start/./}) / 1000))
+        cpu=$({ time "$compiler" -std=c++20 -fsyntax-only -I "$root/include" "$file" >&2; } 2>&1)
+        ms=$(awk -v u="${cpu% *}" -v s="${cpu#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }')
         if [[ -z "$best" ]] || ((ms < best)); then best=$ms; fi
     done
     echo "$best"
@@ -46,7 +45,7 @@ best_ms() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 for cxx in "${compilers[@]}"; do
-    echo "== $("$cxx" --version | head -n 1) (best of $runs, -std=c++20 -fsyntax-only)"
+    echo "== $("$cxx" --version | head -n 1) (best of $runs, CPU ms of -std=c++20 -fsyntax-only)"
     base=$(best_ms "$cxx" "$work/baseline.cpp")
     all=$(best_ms "$cxx" "$work/keyplace.cpp")
     printf '%-36s %7s ms\n' "standard headers only" "$base"
