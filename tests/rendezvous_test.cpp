@@ -3,10 +3,12 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/detail/log2.hpp>
 #include <keyplace/rendezvous.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -83,6 +85,22 @@ TEST_CASE("rendezvous: exact products agree on both code paths", "[rendezvous]")
     constexpr auto max = keyplace::detail::mul_wide_portable(~0ULL, ~0ULL);
     STATIC_REQUIRE(max.hi == ~0ULL - 1);
     STATIC_REQUIRE(max.lo == 1);
+}
+
+TEST_CASE("rendezvous: the committed log2 table is log2_frac at every point", "[rendezvous][log2]") {
+    // The table is generated once (tools/generate_log2_table.cpp); log2_frac defines it.
+    const auto& table = keyplace::detail::log2_table();
+    REQUIRE(table.size() == 4097);
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const std::uint64_t want = keyplace::detail::log2_frac(4096 + i);
+        if (table[i] != want) {
+            ++mismatches;
+            CHECK(table[i] == want);
+        }
+    }
+    CHECK(mismatches == 0);
+    STATIC_REQUIRE(keyplace::detail::log2_table_values[2048] == keyplace::detail::log2_frac(6144));
 }
 
 TEST_CASE("rendezvous: log2fix is log2 within its interpolation error", "[rendezvous]") {

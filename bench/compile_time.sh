@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Cost of including keyplace: -fsyntax-only time of a TU with <keyplace/keyplace.hpp> against
+# one with only the standard headers a typical user already has, as a ratio (issue 11).
+#
+#   bench/compile_time.sh [--runs N] [--headers] [compiler...]   (default: g++ clang++)
+#
+# Each TU is compiled N times (default 5) and the fastest run is kept. Times are the
+# compiler's CPU time (user + system) in milliseconds: on a shared machine wall-clock time
+# mostly measures the other jobs. --headers adds one row per public header (a TU that
+# includes just that header).
+set -euo pipefail
+
+runs=5
+per_header=0
+compilers=()
+while (($#)); do
+    case "$1" in
+        --runs) runs="$2"; shift 2 ;;
+        --headers) per_header=1; shift ;;
+        -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) compilers+=("$1"); shift ;;
+    esac
+done
+((${#compilers[@]})) || compilers=(g++ clang++)
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+baseline_headers=(algorithm map string vector span optional memory)
+for h in "${baseline_headers[@]}"; do echo "#include <$h>"; done >"$work/baseline.cpp"
+echo '#include <keyplace/keyplace.hpp>' >"$work/keyplace.cpp"
+
+# Best CPU time in ms of `$compiler -fsyntax-only` on file $2.
+best_ms() {
+    local compiler="$1" file="$2" best="" cpu ms TIMEFORMAT='%3U %3S'
+    for ((r = 0; r < runs; ++r)); do
+        cpu=$({ time "$compiler" -std=c++20 -fsyntax-only -I "$root/include" "$file" >&2; } 2>&1)
+        ms=$(awk -v u="${cpu% *}" -v s="${cpu#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }')
+        if [[ -z "$best" ]] || ((ms < best)); then best=$ms; fi
+    done
+    echo "$best"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+for cxx in "${compilers[@]}"; do
+    echo "== $("$cxx" --version | head -n 1) (best of $runs, CPU ms of -std=c++20 -fsyntax-only)"
+    base=$(best_ms "$cxx" "$work/baseline.cpp")
+    all=$(best_ms "$cxx" "$work/keyplace.cpp")
+    printf '%-36s %7s ms\n' "standard headers only" "$base"
+    printf '%-36s %7s ms\n' "<keyplace/keyplace.hpp>" "$all"
+    printf '%-36s %7sx\n' "ratio" "$(ratio "$all" "$base")"
+    if ((per_header)); then
+        printf '\n%-36s %7s %9s\n' "header (alone in a TU)" "ms" "x stdlib"
+        while IFS= read -r header; do
+            tu="$work/one.cpp"
+            echo "#include <$header>" >"$tu"
+            ms=$(best_ms "$cxx" "$tu")
+            printf '%-36s %7s %9s\n' "$header" "$ms" "$(ratio "$ms" "$base")"
+        done < <(cd "$root/include" && find keyplace -name '*.hpp' | LC_ALL=C sort)
+    fi
+    echo
+done
