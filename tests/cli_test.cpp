@@ -438,3 +438,13 @@ TEST_CASE("cli: points and factors beyond a mode's range are refused or capped",
                    "point 4294967296 is above 4294967295");
     CHECK(run_cli({"locate", "--strategy", "ketama", "--prehashed", "--nodes", "a,b"}, "4294967295\n").status == 0);
 }
+
+TEST_CASE("cli: --version prints the library and placement contract versions", "[cli]") {
+    const auto v = keyplace::version;
+    const auto r = run_cli({"--version"});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == "keyplace-cli " + std::to_string(v.major) + "." + std::to_string(v.minor) + "." +
+                       std::to_string(v.patch) + " (placement contract " + std::to_string(v.contract) + ")\n");
+    expect_failure(run_cli({"--version", "x"}), 2, "unexpected argument 'x'");
+}

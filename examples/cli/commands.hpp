@@ -387,7 +387,8 @@ inline auto hash_section() -> std::string {
 inline auto usage() -> std::string {
     std::string out =
         "usage: keyplace-cli COMMAND [OPTIONS]\n"
-        "       keyplace-cli COMMAND --help   a command's options, and those of each strategy\n\ncommands:\n";
+        "       keyplace-cli COMMAND --help   a command's options, and those of each strategy\n"
+        "       keyplace-cli --version\n\ncommands:\n";
     for_each_entry(commands{}, [&]<class C>(std::type_identity<C>) {
         out += "  " + command_synopsis<C>().substr(command_synopsis<C>().find(' ') + 1) + "\n      " +
                std::string(C::help) + "\n";
@@ -409,6 +410,12 @@ auto command_help() -> std::string {
     return out + "\n" + std::string(input_notes);
 }
 
+inline auto version_line() -> std::string {
+    const auto v = keyplace::version;
+    return "keyplace-cli " + std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch) +
+           " (placement contract " + std::to_string(v.contract) + ")\n";
+}
+
 // ---- running ------------------------------------------------------------------------------------
 
 /// What a command line prints on success; throws on any failure.
@@ -419,6 +426,12 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
     const std::string_view first = args.front();
     if (first == "--help" || first == "-h" || first == "help") {
         return usage();
+    }
+    if (first == "--version") {
+        if (args.size() > 1) {
+            usage_error("unexpected argument " + quote(args[1]));
+        }
+        return version_line();
     }
     return visit_entry(commands{}, command_choice.parse(first), [&]<class C>(std::type_identity<C>) {
         std::vector<option_spec> known{{"help", "", "this help"}};
