@@ -448,3 +448,15 @@ TEST_CASE("cli: --version prints the library and placement contract versions", "
                        std::to_string(v.patch) + " (placement contract " + std::to_string(v.contract) + ")\n");
     expect_failure(run_cli({"--version", "x"}), 2, "unexpected argument 'x'");
 }
+
+TEST_CASE("cli: a failed write and anything thrown are failures with one line", "[cli][errors]") {
+    std::istringstream in("abc\n");
+    std::ostringstream out;
+    std::ostringstream err;
+    out.setstate(std::ios::badbit);
+    const std::vector<std::string_view> args{"hash", "--function", "xxh3"};
+    CHECK(keyplace_cli::run(args, in, out, err) == 1);
+    CHECK(err.str() == "keyplace-cli: cannot write the output\n");
+    // More keys than a vector can hold: the standard library throws, the CLI reports it.
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "18446744073709551615"}), 1, "");
+}

@@ -446,18 +446,30 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
 /// Runs keyplace-cli with args (without the program name). Writes to out only on success;
 /// on failure, one "keyplace-cli: ..." line to err and the exit status.
 inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) -> int {
+    const auto fail = [&](int status, std::string_view what) {
+        std::string line(what);
+        for (auto& c : line) {
+            c = c == '\n' || c == '\r' ? ' ' : c;  // one line, whatever threw
+        }
+        err << "keyplace-cli: " << line << '\n';
+        err.flush();
+        return status;
+    };
     std::string result;
     try {
         result = execute(args, in);
     } catch (const cli_error& e) {
-        err << "keyplace-cli: " << e.what() << '\n';
-        return e.status;
+        return fail(e.status, e.what());
     } catch (const keyplace::error& e) {
-        err << "keyplace-cli: " << e.what() << '\n';
-        return exit_bad_input;
+        return fail(exit_bad_input, e.what());
+    } catch (const std::exception& e) {
+        return fail(exit_bad_input, e.what());
     }
     out << result;
     out.flush();
+    if (!out) {
+        return fail(exit_bad_input, "cannot write the output");
+    }
     return exit_ok;
 }
 
