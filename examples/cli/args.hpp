@@ -1,0 +1,243 @@
+// keyplace-cli arguments: exit statuses and failures, "--name value" parsing, and typed
+// options whose values are checked in one place, each kind with one message form.
+#ifndef KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
+
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace keyplace_cli {
+
+/// Exit statuses: 0 success, 1 bad input data (keys, node files, a membership the library
+/// refuses, a failed write), 2 bad arguments.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_bad_input = 1;
+inline constexpr int exit_usage = 2;
+
+/// A failure with the exit status it maps to and one line for stderr.
+struct cli_error : std::runtime_error {
+    int status;
+    cli_error(int s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
+[[noreturn]] inline void usage_error(const std::string& what) {
+    throw cli_error(exit_usage, what);
+}
+[[noreturn]] inline void input_error(const std::string& what) {
+    throw cli_error(exit_bad_input, what);
+}
+
+/// A user-supplied string for a message: in single quotes, control bytes, DEL, quotes and
+/// backslashes as \xNN, so a message stays one line whatever the input.
+inline auto quote(std::string_view s) -> std::string {
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out = "'";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f || c == '\'' || c == '\\') {
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
+/// A whole-string unsigned decimal, or nothing (no sign, no spaces, no overflow).
+template <class U>
+auto parse_unsigned(std::string_view s) -> std::optional<U> {
+    if (s.empty() || s.front() < '0' || s.front() > '9') {
+        return std::nullopt;
+    }
+    U v{};
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+/// A whole-string signed decimal 64-bit integer, or nothing.
+inline auto parse_signed(std::string_view s) -> std::optional<std::int64_t> {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+/// Splits s at sep (an empty s gives one empty part).
+inline auto split(std::string_view s, char sep) -> std::vector<std::string_view> {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (true) {
+        const auto at = s.find(sep, start);
+        parts.push_back(s.substr(start, at - start));
+        if (at == std::string_view::npos) {
+            return parts;
+        }
+        start = at + 1;
+    }
+}
+
+/// How an option is spelled and described: its name without "--", its value's placeholder in
+/// usage (empty: a flag, which takes no value), one line of help, and whether it must be given.
+struct option_spec {
+    std::string_view name;
+    std::string_view value;
+    std::string_view help;
+    bool required = false;
+};
+
+/// The options of one command line: "--name value", "--name=value" or "--flag", each at most
+/// once, every name one of the known specs (several specs may share a name).
+class parsed_args {
+public:
+    /// Throws usage errors naming the argument. "--help" (or "-h") ends parsing: help() is then
+    /// true and the rest is not looked at.
+    parsed_args(std::span<const std::string_view> args, std::span<const option_spec> known) {
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const std::string_view a = args[i];
+            if (a == "--help" || a == "-h") {
+                help_ = true;
+                return;
+            }
+            if (a.substr(0, 2) != "--") {
+                usage_error("unexpected argument " + quote(a));
+            }
+            std::string name(a.substr(2));
+            std::optional<std::string> value;
+            if (const auto eq = name.find('='); eq != std::string::npos) {
+                value = name.substr(eq + 1);
+                name.resize(eq);
+            }
+            const option_spec* spec = nullptr;
+            for (const auto& k : known) {
+                spec = k.name == name ? &k : spec;
+            }
+            if (spec == nullptr) {
+                usage_error("unknown option --" + name);
+            }
+            if (find(name) != nullptr) {
+                usage_error("option --" + name + " given twice");
+            }
+            const bool valued = !spec->value.empty();
+            if (valued && !value) {
+                if (i + 1 == args.size()) {
+                    usage_error("option --" + name + " needs a value");
+                }
+                value = std::string(args[++i]);
+            } else if (!valued && value) {
+                usage_error("option --" + name + " takes no value");
+            }
+            given_.emplace_back(std::move(name), value.value_or(""));
+        }
+    }
+
+    [[nodiscard]] auto help() const noexcept -> bool { return help_; }
+    [[nodiscard]] auto has(const option_spec& spec) const -> bool { return find(spec.name) != nullptr; }
+    /// The value given for spec, or nothing; a usage error if spec is required and absent.
+    [[nodiscard]] auto get(const option_spec& spec) const -> std::optional<std::string> {
+        if (const auto* v = find(spec.name)) {
+            return *v;
+        }
+        if (spec.required) {
+            usage_error("missing required option --" + std::string(spec.name));
+        }
+        return std::nullopt;
+    }
+    /// The value of a required option.
+    [[nodiscard]] auto value(const option_spec& spec) const -> std::string {
+        auto v = get(spec);
+        if (!v) {
+            usage_error("missing required option --" + std::string(spec.name));
+        }
+        return *v;
+    }
+    /// The names given, in command-line order.
+    [[nodiscard]] auto names() const -> std::vector<std::string_view> {
+        std::vector<std::string_view> out;
+        for (const auto& g : given_) {
+            out.push_back(g.first);
+        }
+        return out;
+    }
+
+private:
+    [[nodiscard]] auto find(std::string_view name) const -> const std::string* {
+        for (const auto& g : given_) {
+            if (g.first == name) {
+                return &g.second;
+            }
+        }
+        return nullptr;
+    }
+
+    std::vector<std::pair<std::string, std::string>> given_;
+    bool help_ = false;
+};
+
+/// An option's help line: its help, then its default if it has one.
+inline auto with_default(std::string_view help, const std::string& fallback) -> std::string {
+    return std::string(help) + (fallback.empty() ? "" : " (default " + fallback + ")");
+}
+
+/// --NAME N: a whole number from min to max; fallback when absent, if it has one.
+template <class T>
+struct number_option {
+    option_spec spec;
+    std::optional<T> fallback{};
+    T min = 0;
+    T max = std::numeric_limits<T>::max();
+
+    [[nodiscard]] auto parse(std::string_view v) const -> T {
+        const auto n = parse_unsigned<T>(v);
+        if (!n || *n < min || *n > max) {
+            const bool open = std::uint64_t{max} == std::numeric_limits<std::uint64_t>::max();
+            usage_error("--" + std::string(spec.name) + " " + quote(v) + " is not " +
+                        (open && min == 0   ? "an unsigned integer"
+                         : open && min == 1 ? "a positive integer"
+                                            : "an integer from " + std::to_string(min) + " to " + std::to_string(max)));
+        }
+        return *n;
+    }
+    /// The value given, or nothing.
+    [[nodiscard]] auto find(const parsed_args& a) const -> std::optional<T> {
+        const auto v = a.get(spec);
+        return v ? std::optional<T>(parse(*v)) : std::nullopt;
+    }
+    /// The value given, else the fallback (which the option must have).
+    [[nodiscard]] auto get(const parsed_args& a) const -> T {
+        const auto v = find(a);
+        return v ? *v : fallback.value();
+    }
+    /// The default as it would be given, or "" without one.
+    [[nodiscard]] auto default_text() const -> std::string { return fallback ? std::to_string(*fallback) : ""; }
+    /// The help line: the help and the default.
+    [[nodiscard]] auto describe() const -> std::string { return with_default(spec.help, default_text()); }
+};
+
+/// A flag, or an option whose value its command interprets (--nodes SPEC, --keys FILE).
+struct plain_option {
+    option_spec spec;
+    std::string_view fallback{};  ///< the default, for help only
+
+    [[nodiscard]] auto default_text() const -> std::string { return std::string(fallback); }
+    [[nodiscard]] auto describe() const -> std::string { return with_default(spec.help, default_text()); }
+};
+
+}  // namespace keyplace_cli
+
+#endif

@@ -1,0 +1,478 @@
+// keyplace-cli commands: hash, locate, diff and stats, each written once over every strategy
+// of the registry; the command table they form; the usage and help generated from both; run().
+#ifndef KEYPLACE_EXAMPLES_CLI_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_COMMANDS_HPP_INCLUDED
+
+#include "args.hpp"
+#include "output.hpp"
+#include "registry.hpp"
+#include "spec.hpp"
+
+#include <keyplace/keyplace.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace keyplace_cli {
+
+// ---- command options ------------------------------------------------------------------------
+
+inline constexpr plain_option json_flag{{"json", "", "print one JSON object instead of text"}};
+inline constexpr plain_option nodes_option{{"nodes", "SPEC", "the members (SPEC below)", true}};
+inline constexpr plain_option prehashed_flag{
+    {"prehashed", "", "each line is an unsigned decimal 64-bit point, used as is"}};
+inline constexpr number_option<std::size_t> replicas_option{
+    {"replicas", "N", "N copies per key on distinct nodes, comma-separated in order"}, std::nullopt, 1};
+inline constexpr plain_option spread_option{
+    {"spread", "LEVEL", "with --replicas: copies in distinct nodes, racks, zones or regions"},
+    keyplace::to_string(keyplace::replica_policy{}.spread)};
+inline constexpr plain_option shortfall_option{
+    {"on-shortfall", "RULE", "with --replicas, too few LEVELs: fail, or relax and mark the key ' degraded'"}, "fail"};
+inline constexpr plain_option before_option{{"before", "SPEC", "the members before the change", true}};
+inline constexpr plain_option after_option{{"after", "SPEC", "the members after it", true}};
+inline constexpr plain_option key_file_option{
+    {"keys", "FILE",
+     "measure over these keys, one per line (default: over the hash space, exact where the "
+     "strategy allows, else over fixed points)"}};
+inline constexpr number_option<std::size_t> key_count_option{
+    {"keys", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1};
+inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
+                                                               "hash function"};
+
+// ---- generic command bodies -------------------------------------------------------------------
+
+/// The largest pre-hashed point a strategy of E reads whole: E's own limit, else its point type's.
+template <class E, class S>
+constexpr auto max_point() -> std::uint64_t {
+    if constexpr (requires { E::max_point; }) {
+        return E::max_point;
+    } else if constexpr (requires { typename S::point_type; }) {
+        return std::numeric_limits<std::make_unsigned_t<typename S::point_type>>::max();
+    } else {
+        return std::numeric_limits<std::uint64_t>::max();
+    }
+}
+
+/// The points of the input lines: hashed with S's key hash, or parsed with --prehashed.
+template <class E, class S>
+auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::vector<std::uint64_t> {
+    constexpr bool signed_points = requires {
+        E::signed_points;
+    };
+    std::vector<std::uint64_t> points(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (!prehashed) {
+            points[i] = keyplace::hash_key(typename S::key_hash{}, std::string_view(keys[i]));
+            continue;
+        }
+        const std::string line = "stdin line " + std::to_string(i + 1) + ": ";
+        std::optional<std::uint64_t> p;
+        if constexpr (signed_points) {
+            const auto token = parse_signed(keys[i]);
+            p = token ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*token)) : std::nullopt;
+        } else {
+            p = parse_unsigned<std::uint64_t>(keys[i]);
+            // A point the strategy would silently truncate is an input error, not a point.
+            if (p && *p > max_point<E, S>()) {
+                input_error(line + "point " + keys[i] + " is above " + std::to_string(max_point<E, S>()) +
+                            ", the largest point of --strategy " + std::string(E::name));
+            }
+        }
+        if (!p) {
+            input_error(line + quote(keys[i]) + " is not " +
+                        (signed_points ? "a signed decimal 64-bit token" : "an unsigned decimal 64-bit point"));
+        }
+        points[i] = *p;
+    }
+    return points;
+}
+
+/// The replica policy of --replicas, --spread and --on-shortfall, if --replicas was given.
+inline auto replica_policy_of(const parsed_args& a) -> std::optional<keyplace::replica_policy> {
+    const auto count = replicas_option.find(a);
+    if (!count) {
+        if (a.has(spread_option.spec) || a.has(shortfall_option.spec)) {
+            usage_error("--spread and --on-shortfall need --replicas");
+        }
+        return std::nullopt;
+    }
+    keyplace::replica_policy policy;
+    policy.count = *count;
+    if (const auto level = a.get(spread_option.spec)) {
+        const auto parsed = keyplace::parse_failure_domain(*level);
+        if (!parsed) {
+            usage_error("--spread " + quote(*level) + " is not a level (node, rack, zone, region)");
+        }
+        policy.spread = *parsed;
+    }
+    if (const auto rule = a.get(shortfall_option.spec)) {
+        if (*rule != "fail" && *rule != "relax") {
+            usage_error("--on-shortfall " + quote(*rule) + " is not fail or relax");
+        }
+        policy.on_shortfall = *rule == "fail" ? keyplace::shortfall::fail : keyplace::shortfall::relax;
+    }
+    return policy;
+}
+
+/// The replica rule of a policy: the library's placer over the strategy's preference order.
+template <class S>
+auto placer_rule(const S& s, const keyplace::replica_policy& policy) -> replica_rule {
+    const auto placer =
+        std::make_shared<const keyplace::replica_placer<S>>(keyplace::replica_placer<S>::build(s, policy));
+    return {placer->count(),
+            [placer](std::uint64_t p, std::span<keyplace::node_index> out) { return placer->place(p, out); },
+            replica_summary{placer->degraded(), placer->achieved()}};
+}
+
+/// Each point's copies under rule.
+template <class S>
+auto place_replicas(const S& s, std::span<const std::uint64_t> points, const replica_rule& rule)
+    -> std::vector<replica_line> {
+    std::vector<keyplace::node_index> copies(rule.width);
+    std::vector<replica_line> lines;
+    for (const auto p : points) {
+        const auto r = rule.place(p, copies);
+        replica_line& line = lines.emplace_back();
+        for (std::size_t k = 0; k < r.placed; ++k) {
+            line.ids.push_back(s.nodes()[copies[k].value].id);
+        }
+        line.degraded = r.degraded;
+    }
+    return lines;
+}
+
+/// Each point's owner.
+template <class S>
+auto owners(const S& s, std::span<const std::uint64_t> points) -> std::vector<std::string_view> {
+    std::vector<std::string_view> ids;
+    for (const auto p : points) {
+        ids.push_back(s.nodes()[s.pick(p).value].id);
+    }
+    return ids;
+}
+
+template <class E>
+auto locate(const parsed_args& a, std::istream& in) -> std::string {
+    const auto policy = replica_policy_of(a);
+    if (policy) {
+        if (!has_order<E>) {
+            usage_error("--replicas needs a strategy with a preference order (" +
+                        join(ordered_strategy_names(), ", ", ", ") + ")");
+        }
+        if constexpr (requires { E::replica_options(); }) {
+            for_each_in(E::replica_options(), [&](const auto& o) {
+                if (a.has(o.spec)) {
+                    usage_error("--replicas and --" + std::string(o.spec.name) + " exclude each other");
+                }
+            });
+        }
+    }
+    const bool json = a.has(json_flag.spec);
+    const bool prehashed = a.has(prehashed_flag.spec);
+    return use_built(E::build(a, a.value(nodes_option.spec)), [&](const auto& s) -> std::string {
+        using S = std::remove_cvref_t<decltype(s)>;
+        std::optional<replica_rule> rule;
+        if constexpr (keyplace::ordered_placement_strategy<S>) {
+            if (policy) {
+                rule = placer_rule(s, *policy);
+            }
+        }
+        if constexpr (requires { E::replicas(s, a); }) {
+            if (!rule) {
+                rule = E::replicas(s, a);
+            }
+        }
+        const auto points = input_points<E, S>(read_keys(in), prehashed);
+        return rule ? render_replicas(place_replicas(s, points, *rule), rule->summary, json)
+                    : render_owners(owners(s, points), json);
+    });
+}
+
+/// The keys of --keys FILE (one per line, as for stdin), or nothing without --keys.
+inline auto key_file(const parsed_args& a) -> std::optional<std::vector<std::string>> {
+    const auto path = a.get(key_file_option.spec);
+    if (!path) {
+        return std::nullopt;
+    }
+    std::ifstream file(*path, std::ios::binary);
+    if (!file) {
+        input_error("cannot read key file " + quote(*path));
+    }
+    auto keys = read_keys(file);
+    if (keys.empty()) {
+        input_error("key file " + quote(*path) + " has no keys");
+    }
+    return keys;
+}
+
+template <class E>
+auto diff(const parsed_args& a) -> std::string {
+    const auto keys = key_file(a);
+    const auto before_built = E::build(a, a.value(before_option.spec));
+    const auto after_built = E::build(a, a.value(after_option.spec));
+    return use_built(before_built, after_built, [&](const auto& before, const auto& after) -> std::string {
+        using S = std::remove_cvref_t<decltype(before)>;
+        keyplace::movement_report r;
+        std::string basis;
+        if (keys) {
+            r = keyplace::movement(before, after, input_points<E, S>(*keys, false));
+            basis = std::to_string(keys->size()) + " keys from " + quote(*a.get(key_file_option.spec));
+        } else {
+            r = keyplace::movement(before, after);
+            basis = r.exact ? "exact, over the whole hash space"
+                            : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " fixed points";
+        }
+        return render_movement(E::name, before.size(), after.size(), basis, r, a.has(json_flag.spec));
+    });
+}
+
+template <class E>
+auto stats(const parsed_args& a) -> std::string {
+    const std::size_t count = key_count_option.get(a);
+    return use_built(E::build(a, a.value(nodes_option.spec)), [&](const auto& s) -> std::string {
+        using S = std::remove_cvref_t<decltype(s)>;
+        std::vector<std::uint64_t> points(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            points[i] = keyplace::hash_key(typename S::key_hash{}, "key-" + std::to_string(i));
+        }
+        return render_stats(E::name, s.nodes(), keyplace::ownership(s), keyplace::load(s, points), count,
+                            a.has(json_flag.spec));
+    });
+}
+
+// ---- the command table ------------------------------------------------------------------------
+// A command has name, help, the strategy options it takes (strategy_use), options(), a tuple
+// of pointers to its own options, and run(args, stdin) returning what it prints.
+
+struct hash_command {
+    static constexpr std::string_view name = "hash";
+    static constexpr std::string_view help = "each line's hash under F";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr auto options() { return std::tuple{&function_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream& in) -> std::string {
+        return function_option.visit(a, [&]<class H>(std::type_identity<H>) {
+            std::vector<std::string> digests;
+            for (const auto& k : read_keys(in)) {
+                digests.push_back(H::digest(k));
+            }
+            return render_digests(H::name, digests, a.has(json_flag.spec));
+        });
+    }
+};
+
+struct locate_command {
+    static constexpr std::string_view name = "locate";
+    static constexpr std::string_view help = "each key's owner or, with --replicas, its copies";
+    static constexpr strategy_use strategy_options = strategy_use::locate;
+    static constexpr auto options() {
+        return std::tuple{&strategy_option, &nodes_option,     &prehashed_flag, &replicas_option,
+                          &spread_option,   &shortfall_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream& in) -> std::string {
+        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return locate<E>(a, in); });
+    }
+};
+
+struct diff_command {
+    static constexpr std::string_view name = "diff";
+    static constexpr std::string_view help = "what a membership change moves, against the least it must";
+    static constexpr strategy_use strategy_options = strategy_use::build;
+    static constexpr auto options() {
+        return std::tuple{&strategy_option, &before_option, &after_option, &key_file_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return diff<E>(a); });
+    }
+};
+
+struct stats_command {
+    static constexpr std::string_view name = "stats";
+    static constexpr std::string_view help = "each node's share of the hash space and of N keys";
+    static constexpr strategy_use strategy_options = strategy_use::build;
+    static constexpr auto options() {
+        return std::tuple{&strategy_option, &nodes_option, &key_count_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return stats<E>(a); });
+    }
+};
+
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command>;
+
+inline constexpr choice_option<commands> command_choice{{"", "COMMAND", ""}, "command"};
+
+// ---- usage and help -----------------------------------------------------------------------------
+
+inline constexpr std::string_view input_notes =
+    "Keys are read from stdin, one per line: the bytes between newlines, not trimmed; an empty\n"
+    "line is the empty key. SPEC: comma-separated ID[=WEIGHT][@REGION[/ZONE[/RACK]]], or @PATH\n"
+    "to a file with one such entry per line (blank lines and lines starting with # are\n"
+    "skipped); some strategies read other entries (see COMMAND --help). Output is written only\n"
+    "when every input line was valid. Exit status: 0 ok, 1 bad input, 2 bad arguments.\n";
+
+/// "--name VALUE" ("--name" for a flag).
+inline auto term(const option_spec& s) -> std::string {
+    return "--" + std::string(s.name) + (s.value.empty() ? "" : " " + std::string(s.value));
+}
+
+/// The term, in brackets if the option is optional.
+inline auto synopsis(const option_spec& s) -> std::string {
+    return s.required ? term(s) : "[" + term(s) + "]";
+}
+
+template <class Options>
+auto synopsis_of(const Options& options) -> std::string {
+    std::string out;
+    for_each_in(options, [&](const auto& o) { out += (out.empty() ? "" : " ") + synopsis(o.spec); });
+    return out;
+}
+
+template <class C>
+auto command_synopsis() -> std::string {
+    return "keyplace-cli " + std::string(C::name) + " " + synopsis_of(C::options()) +
+           (C::strategy_options == strategy_use::none ? "" : " [strategy options]");
+}
+
+/// One row per option: its term and its help with its default.
+template <class Options>
+auto option_rows(const Options& options) -> std::vector<std::pair<std::string, std::string>> {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for_each_in(options, [&](const auto& o) { rows.emplace_back(term(o.spec), o.describe()); });
+    return rows;
+}
+
+/// The strategies, each with its help, its SPEC form and, with details, its options.
+inline auto strategy_section(strategy_use use, bool details) -> std::string {
+    std::string out = "strategies (--strategy S):\n";
+    for_each_entry(strategies{}, [&]<class E>(std::type_identity<E>) {
+        std::string line(E::name);
+        std::vector<std::pair<std::string, std::string>> options;
+        for_each_option<E>(use, [&](const auto& o) {
+            line += " " + synopsis(o.spec);
+            options.emplace_back(term(o.spec), o.describe());
+        });
+        out += help_rows({{details ? std::string(E::name) : line, std::string(E::help)}}, "  ");
+        if (details) {
+            if constexpr (requires { E::spec_help; }) {
+                options.insert(options.begin(), {"SPEC", std::string(E::spec_help)});
+            }
+            out += help_rows(options, "    ");
+        }
+    });
+    return out;
+}
+
+inline auto hash_section() -> std::string {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for_each_entry(hash_functions{}, [&]<class H>(std::type_identity<H>) {
+        rows.emplace_back(std::string(H::name), std::string(H::help));
+    });
+    return "hash functions (hash --function F):\n" + help_rows(rows, "  ");
+}
+
+/// keyplace-cli --help.
+inline auto usage() -> std::string {
+    std::string out =
+        "usage: keyplace-cli COMMAND [OPTIONS]\n"
+        "       keyplace-cli COMMAND --help   a command's options, and those of each strategy\n"
+        "       keyplace-cli --version\n\ncommands:\n";
+    for_each_entry(commands{}, [&]<class C>(std::type_identity<C>) {
+        out += "  " + command_synopsis<C>().substr(command_synopsis<C>().find(' ') + 1) + "\n      " +
+               std::string(C::help) + "\n";
+    });
+    return out + "\n" + strategy_section(strategy_use::locate, false) + "\n" + hash_section() + "\n" +
+           std::string(input_notes);
+}
+
+/// keyplace-cli COMMAND --help.
+template <class C>
+auto command_help() -> std::string {
+    std::string out = "usage: " + command_synopsis<C>() + "\n" + std::string(C::help) + "\n\noptions:\n" +
+                      help_rows(option_rows(C::options()), "  ");
+    if constexpr (C::strategy_options == strategy_use::none) {
+        out += "\n" + hash_section();
+    } else {
+        out += "\n" + strategy_section(C::strategy_options, true);
+    }
+    return out + "\n" + std::string(input_notes);
+}
+
+inline auto version_line() -> std::string {
+    const auto v = keyplace::version;
+    return "keyplace-cli " + std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch) +
+           " (placement contract " + std::to_string(v.contract) + ")\n";
+}
+
+// ---- running ------------------------------------------------------------------------------------
+
+/// What a command line prints on success; throws on any failure.
+inline auto execute(std::span<const std::string_view> args, std::istream& in) -> std::string {
+    if (args.empty()) {
+        usage_error("no command given");
+    }
+    const std::string_view first = args.front();
+    if (first == "--help" || first == "-h" || first == "help") {
+        return usage();
+    }
+    if (first == "--version") {
+        if (args.size() > 1) {
+            usage_error("unexpected argument " + quote(args[1]));
+        }
+        return version_line();
+    }
+    return visit_entry(commands{}, command_choice.parse(first), [&]<class C>(std::type_identity<C>) {
+        std::vector<option_spec> known{{"help", "", "this help"}};
+        for_each_in(C::options(), [&](const auto& o) { known.push_back(o.spec); });
+        const auto strategy = all_strategy_options(C::strategy_options);
+        known.insert(known.end(), strategy.begin(), strategy.end());
+        const parsed_args a(args.subspan(1), known);
+        return a.help() ? command_help<C>() : C::run(a, in);
+    });
+}
+
+/// Runs keyplace-cli with args (without the program name). Writes to out only on success;
+/// on failure, one "keyplace-cli: ..." line to err and the exit status.
+inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) -> int {
+    const auto fail = [&](int status, std::string_view what) {
+        std::string line(what);
+        for (auto& c : line) {
+            c = c == '\n' || c == '\r' ? ' ' : c;  // one line, whatever threw
+        }
+        err << "keyplace-cli: " << line << '\n';
+        err.flush();
+        return status;
+    };
+    std::string result;
+    try {
+        result = execute(args, in);
+    } catch (const cli_error& e) {
+        return fail(e.status, e.what());
+    } catch (const keyplace::error& e) {
+        return fail(exit_bad_input, e.what());
+    } catch (const std::exception& e) {
+        return fail(exit_bad_input, e.what());
+    }
+    out << result;
+    out.flush();
+    if (!out) {
+        return fail(exit_bad_input, "cannot write the output");
+    }
+    return exit_ok;
+}
+
+}  // namespace keyplace_cli
+
+#endif

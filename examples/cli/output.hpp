@@ -1,0 +1,282 @@
+// keyplace-cli output: each command's result as text or as one JSON object, and the numbers,
+// tables and help columns they are made of. Everything is built as a string; run() writes it
+// once, after every check.
+#ifndef KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
+
+#include <keyplace/analysis.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/replicas.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace keyplace_cli {
+
+/// The shortest decimal that reads back as the same double ("1", "0.5", "1e+300", "inf").
+inline auto shortest(double v) -> std::string {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+}
+
+/// v with a fixed number of decimals: fixed(0.83331, 4) == "0.8333".
+inline auto fixed(double v, int decimals) -> std::string {
+    char buf[400];  // the widest double in fixed notation has 309 integer digits
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+}
+
+/// A fraction as a percentage with four decimals: "10.4894%".
+inline auto percent(double f) -> std::string {
+    return fixed(100 * f, 4) + "%";
+}
+
+/// 16 lower-case hex digits, as xxhsum prints a 64-bit digest.
+inline auto hex64(std::uint64_t v) -> std::string {
+    char buf[16];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, 16);
+    const std::string digits(buf, ec == std::errc{} ? end : buf);
+    return std::string(16 - digits.size(), '0') + digits;
+}
+
+/// A JSON string literal. Bytes are written as they are (ids are expected to be UTF-8);
+/// quotes, backslashes and control bytes are escaped.
+inline auto json_string(std::string_view s) -> std::string {
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            out += "\\u00";
+            out += hex[u >> 4];
+            out += hex[u & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+/// A JSON number: the shortest form that reads back as the same double; null if not finite.
+inline auto json_number(double v) -> std::string {
+    return std::isfinite(v) ? shortest(v) : "null";
+}
+
+inline auto json_bool(bool v) -> std::string {
+    return v ? "true" : "false";
+}
+
+/// A JSON array of already-formatted values.
+inline auto json_array(const std::vector<std::string>& items) -> std::string {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        out += (i == 0 ? "" : ",") + items[i];
+    }
+    return out + "]";
+}
+
+/// Fixed-width text tables: each column padded to its widest cell, no trailing spaces.
+inline auto text_table(const std::vector<std::vector<std::string>>& rows) -> std::string {
+    std::vector<std::size_t> width;
+    for (const auto& row : rows) {
+        width.resize(std::max(width.size(), row.size()), 0);
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            width[c] = std::max(width[c], row[c].size());
+        }
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            line += (c == 0 ? "" : "  ") + row[c] + std::string(width[c] - row[c].size(), ' ');
+        }
+        out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    }
+    return out;
+}
+
+/// Joins items: join({"a", "b", "c"}, ", ", " and ") == "a, b and c".
+inline auto join(const std::vector<std::string_view>& items, std::string_view sep, std::string_view last_sep)
+    -> std::string {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        out += i == 0 ? "" : (i + 1 == items.size() ? last_sep : sep);
+        out += items[i];
+    }
+    return out;
+}
+
+/// Help rows: each term padded to a column, its text after it (on the next line if the
+/// term is too wide); indent before every term.
+inline auto help_rows(const std::vector<std::pair<std::string, std::string>>& rows, std::string_view indent)
+    -> std::string {
+    constexpr std::size_t column = 24;
+    std::string out;
+    for (const auto& [term, text] : rows) {
+        std::string line = std::string(indent) + term;
+        if (!text.empty()) {
+            line += line.size() + 2 > column ? "\n" + std::string(column, ' ') : std::string(column - line.size(), ' ');
+            line += text;
+        }
+        out += line + "\n";
+    }
+    return out;
+}
+
+// ---- command results ----------------------------------------------------------------------------
+
+/// hash: one digest per line, or {"function":..., "digests":[...]}.
+inline auto render_digests(std::string_view function, const std::vector<std::string>& digests, bool json)
+    -> std::string {
+    std::string text;
+    std::vector<std::string> items;
+    for (const auto& d : digests) {
+        text += d + "\n";
+        items.push_back(json_string(d));
+    }
+    return json ? "{\"function\":" + json_string(function) + ",\"digests\":" + json_array(items) + "}\n" : text;
+}
+
+/// locate: one owner per line, or {"owners":[...]}.
+inline auto render_owners(const std::vector<std::string_view>& ids, bool json) -> std::string {
+    std::string text;
+    std::vector<std::string> items;
+    for (const auto id : ids) {
+        text += std::string(id) + "\n";
+        items.push_back(json_string(id));
+    }
+    return json ? "{\"owners\":" + json_array(items) + "}\n" : text;
+}
+
+/// One key's copies, in placement order.
+struct replica_line {
+    std::vector<std::string_view> ids;
+    bool degraded = false;
+};
+
+/// How well a replica placer spreads copies, for its JSON object.
+struct replica_summary {
+    bool degraded = false;
+    keyplace::failure_domain achieved = keyplace::failure_domain::node;
+};
+
+/// locate with replicas: one comma-separated line per key, " degraded" after a degraded one;
+/// or {"replicas":[[...],...]} with the placer's summary, if it has one.
+inline auto render_replicas(const std::vector<replica_line>& lines, const std::optional<replica_summary>& summary,
+                            bool json) -> std::string {
+    std::string text;
+    std::vector<std::string> sets;
+    for (const auto& line : lines) {
+        std::vector<std::string> ids;
+        for (std::size_t k = 0; k < line.ids.size(); ++k) {
+            text += (k == 0 ? "" : ",") + std::string(line.ids[k]);
+            ids.push_back(json_string(line.ids[k]));
+        }
+        text += line.degraded ? " degraded\n" : "\n";
+        sets.push_back(json_array(ids));
+    }
+    if (!json) {
+        return text;
+    }
+    return "{\"replicas\":" + json_array(sets) +
+           (summary ? ",\"degraded\":" + json_bool(summary->degraded) +
+                          ",\"achieved\":" + json_string(keyplace::to_string(summary->achieved))
+                    : "") +
+           "}\n";
+}
+
+inline auto method_name(keyplace::share_method m) -> std::string {
+    switch (m) {
+        case keyplace::share_method::exact:
+            return "exact";
+        case keyplace::share_method::expected:
+            return "expected";
+        case keyplace::share_method::sampled:
+            return "sampled";
+    }
+    return "?";
+}
+
+/// diff: the movement against its minimums and each node's flows.
+inline auto render_movement(std::string_view strategy, std::size_t before, std::size_t after, const std::string& basis,
+                            const keyplace::movement_report& r, bool json) -> std::string {
+    if (json) {
+        std::vector<std::string> flows;
+        for (const auto& f : r.flows) {
+            flows.push_back("{\"id\":" + json_string(f.id) + ",\"inflow\":" + json_number(f.inflow) +
+                            ",\"outflow\":" + json_number(f.outflow) + "}");
+        }
+        return "{\"strategy\":" + json_string(strategy) + ",\"basis\":" + json_string(basis) +
+               ",\"keys\":" + std::to_string(r.keys) + ",\"moved\":" + json_number(r.moved) +
+               ",\"minimum\":" + json_number(r.minimum) +
+               ",\"minimum_method\":" + json_string(method_name(r.minimum_method)) +
+               ",\"fair_minimum\":" + json_number(r.fair_minimum) + ",\"violations\":" + json_number(r.violations) +
+               ",\"flows\":" + json_array(flows) + "}\n";
+    }
+    const double ratio =
+        r.minimum > 0 ? r.moved / r.minimum : (r.moved > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+    std::string out = "strategy " + std::string(strategy) + ": " + std::to_string(before) + " -> " +
+                      std::to_string(after) + " nodes; " + basis + "\n";
+    out += text_table({
+        {"moved", percent(r.moved), "keys whose owner changed"},
+        {"minimum", percent(r.minimum),
+         "the least any placement moves to reach these shares (" + method_name(r.minimum_method) + ")"},
+        {"fair minimum", percent(r.fair_minimum), "the least an ideally balanced scheme moves"},
+        {"moved/minimum", fixed(ratio, 3), ""},
+        {"violations", percent(r.violations), "moved between two nodes present in both"},
+    });
+    std::vector<std::vector<std::string>> rows{{"node", "inflow", "outflow"}};
+    for (const auto& f : r.flows) {
+        rows.push_back({f.id, percent(f.inflow), percent(f.outflow)});
+    }
+    return out + "\n" + text_table(rows);
+}
+
+/// stats: each node's weight, share and keys of the count placed, and the load summary.
+inline auto render_stats(std::string_view strategy, std::span<const keyplace::node> nodes,
+                         const keyplace::ownership_report& own, const keyplace::load_report& l, std::size_t count,
+                         bool json) -> std::string {
+    if (json) {
+        std::vector<std::string> rows;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            rows.push_back("{\"id\":" + json_string(nodes[i].id) + ",\"weight\":" + json_number(nodes[i].weight) +
+                           ",\"share\":" + json_number(own.share[i]) + ",\"keys\":" + std::to_string(l.keys[i]) + "}");
+        }
+        return "{\"strategy\":" + json_string(strategy) + ",\"keys\":" + std::to_string(count) +
+               ",\"share_method\":" + json_string(method_name(own.method)) +
+               ",\"share_error_bound\":" + json_number(own.error_bound) +
+               ",\"max_over_mean\":" + json_number(l.max_over_mean) +
+               ",\"min_over_mean\":" + json_number(l.min_over_mean) + ",\"cv\":" + json_number(l.cv) +
+               ",\"nodes\":" + json_array(rows) + "}\n";
+    }
+    const double mean = static_cast<double>(count) / static_cast<double>(nodes.size());
+    std::vector<std::vector<std::string>> rows{{"node", "weight", "share", "keys", "keys/mean"}};
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        rows.push_back({nodes[i].id, shortest(nodes[i].weight), percent(own.share[i]), std::to_string(l.keys[i]),
+                        fixed(static_cast<double>(l.keys[i]) / mean, 4)});
+    }
+    const std::string bound =
+        own.method == keyplace::share_method::sampled ? " (within " + percent(own.error_bound) + ")" : "";
+    return "strategy " + std::string(strategy) + ": " + std::to_string(nodes.size()) +
+           " nodes; share: " + method_name(own.method) + bound + "; keys: \"key-0\" ... \"key-" +
+           std::to_string(count - 1) + "\"\n" + text_table(rows) + "\nmax/mean " + fixed(l.max_over_mean, 4) +
+           "  min/mean " + fixed(l.min_over_mean, 4) + "  cv " + fixed(l.cv, 4) + "\n";
+}
+
+}  // namespace keyplace_cli
+
+#endif
