@@ -5,7 +5,7 @@
 #define KEYPLACE_ANALYSIS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/math.hpp>
+#include <keyplace/detail/wide.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/version.hpp>
@@ -17,8 +17,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <numeric>
-#include <random>
 #include <set>
 #include <span>
 #include <string>
@@ -46,13 +44,27 @@ struct ownership_report {
 /// 3 standard deviations.
 inline constexpr std::size_t analysis_sample_size = std::size_t{1} << 17;
 
+namespace detail {
+/// Fills the sample: SplitMix64 (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number
+/// Generators", OOPSLA 2014) from a fixed seed. A run-time fill: evaluated as a constant, the
+/// 2^17 values would cost every translation unit.
+inline void fill_sample(std::vector<std::uint64_t>& out) {
+    std::uint64_t state = 0x6b6579706c616365ULL;  // "keyplace"
+    for (auto& x : out) {
+        state += 0x9e3779b97f4a7c15ULL;
+        std::uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        x = z ^ (z >> 31);
+    }
+}
+}  // namespace detail
+
+/// The fixed sample, built once on first use.
 [[nodiscard]] inline auto analysis_sample() -> const std::vector<std::uint64_t>& {
     static const std::vector<std::uint64_t> points = [] {
-        std::mt19937_64 gen(0x6b6579706c616365ULL);  // "keyplace"
         std::vector<std::uint64_t> p(analysis_sample_size);
-        for (auto& x : p) {
-            x = gen();
-        }
+        detail::fill_sample(p);
         return p;
     }();
     return points;
@@ -113,7 +125,12 @@ template <class Point>
 inline constexpr std::uint64_t max_common_residues = std::uint64_t{1} << 24;
 
 [[nodiscard]] constexpr auto common_modulus(std::uint64_t a, std::uint64_t b) noexcept -> std::uint64_t {
-    const std::uint64_t g = std::gcd(a, b);
+    std::uint64_t g = a;
+    for (std::uint64_t r = b; r != 0;) {  // Euclid: g = gcd(a, b)
+        const std::uint64_t t = g % r;
+        g = r;
+        r = t;
+    }
     return a / g > max_common_residues / b ? 0 : a / g * b;  // 0: too many
 }
 [[nodiscard]] inline auto refine_together(const residue_regions& a, const residue_regions& b) noexcept -> bool {

@@ -4,8 +4,9 @@
 #define KEYPLACE_MAGLEV_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/math.hpp>
+#include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/slot_table.hpp>
+#include <keyplace/detail/weight.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -74,6 +75,7 @@ class maglev : public detail::table_strategy<maglev, xxh3, keyplace::node, magle
 private:
     maglev() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
         if (!detail::is_prime(m)) {

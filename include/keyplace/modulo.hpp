@@ -38,6 +38,7 @@ public:
 private:
     modulo() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
         return detail::sorted_membership(input, nodes_);
     }

@@ -7,7 +7,9 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/lifecycle.hpp>
-#include <keyplace/detail/math.hpp>
+#include <keyplace/detail/log2.hpp>
+#include <keyplace/detail/weight.hpp>
+#include <keyplace/detail/wide.hpp>
 #include <keyplace/detail/xxhash.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
@@ -236,6 +238,7 @@ public:
 private:
     rendezvous() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
@@ -255,6 +258,7 @@ private:
     }
 
     // The lifecycle has checked n and that its id is new.
+    template <class = void>  // instantiated only where used
     auto assign_with(const rendezvous& from, const keyplace::node& n) -> detail::failure {
         std::uint64_t q = 0;
         if (auto f = detail::quantize_weight(n, q)) {
@@ -270,6 +274,7 @@ private:
         return {};
     }
 
+    template <class = void>  // instantiated only where used
     auto assign_without(const rendezvous& from, node_index gone) -> detail::failure {
         nodes_ = from.nodes_;
         nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(gone.value));

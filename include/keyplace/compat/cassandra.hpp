@@ -310,6 +310,7 @@ public:
     /// The sorted tokens (points()).
     [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return points(); }
     /// Node i as an endpoint: its id, its tokens in ring order, its datacenter and rack.
+    template <class = void>  // instantiated only where used
     [[nodiscard]] auto member_of(std::size_t i) const -> cassandra_endpoint {
         cassandra_endpoint e{nodes_[i].id, {}, nodes_[i].where.region, nodes_[i].where.rack};
         for (std::size_t k = 0; k < owners().size(); ++k) {
@@ -334,6 +335,7 @@ public:
     /// Validates NetworkTopologyStrategy options for this ring. Throws keyplace::error on an
     /// empty or unknown datacenter name or one named twice (Cassandra 4.0+ rejects unknown
     /// names too). A datacenter with rf 0 gets no replicas.
+    template <class = void>  // instantiated only where used
     [[nodiscard]] auto network_topology(std::span<const dc_replication> options) const -> nts_replication {
         nts_replication plan;
         plan.wanted_.assign(dc_names_.size(), 0);
@@ -411,6 +413,7 @@ public:
 private:
     cassandra_ring() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
         std::vector<keyplace::node> nodes;
         std::vector<ring_point<std::int64_t>> entries;
@@ -456,6 +459,7 @@ private:
     }
 
     // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
+    template <class = void>  // instantiated only where used
     void index_topology() {
         std::vector<std::pair<std::string, std::string>> racks;
         for (const keyplace::node& n : nodes_) {

@@ -13,12 +13,12 @@
 #define KEYPLACE_COMPAT_ENVOY_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/math.hpp>
+#include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/murmur2.hpp>
-#include <keyplace/error.hpp>
-#include <keyplace/hash.hpp>
 #include <keyplace/detail/slot_table.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
@@ -28,7 +28,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -36,7 +35,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -168,11 +166,19 @@ inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat:
         return {};
     }
     std::vector<compat::envoy_locality_weight> order(localities.begin(), localities.end());
-    const auto rank = [local](const location& l) {
-        return std::make_tuple(!(local != nullptr && l == *local), std::cref(l.region), std::cref(l.zone),
-                               std::cref(l.rack));
+    // Envoy's order: the local locality first, then by (region, zone, sub_zone).
+    const auto before = [local](const location& a, const location& b) {
+        const bool a_local = local != nullptr && a == *local;
+        const bool b_local = local != nullptr && b == *local;
+        if (a_local != b_local) {
+            return a_local;
+        }
+        if (a.region != b.region) {
+            return a.region < b.region;
+        }
+        return a.zone != b.zone ? a.zone < b.zone : a.rack < b.rack;
     };
-    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) { return rank(a.where) < rank(b.where); });
+    std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) { return before(x.where, y.where); });
     const auto twice = std::adjacent_find(order.begin(), order.end(),
                                           [](const auto& a, const auto& b) { return a.where == b.where; });
     if (twice != order.end()) {
@@ -263,6 +269,7 @@ public:
 private:
     envoy_ring_hash() = default;
 
+    template <class = void>  // instantiated only where used
     static auto check_sizes(const envoy_ring_hash_config& c) -> detail::failure {
         for (const auto& [name, value] : {std::pair{"minimum_ring_size", c.min_ring_size},
                                           std::pair{"maximum_ring_size", c.max_ring_size}}) {
@@ -280,6 +287,7 @@ private:
         return {};
     }
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const envoy_ring_hash_config& config) -> detail::failure {
         if (auto f = check_sizes(config)) {
             return f;
@@ -365,6 +373,7 @@ public:
 private:
     envoy_maglev() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const envoy_maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
         if (!detail::is_prime(m)) {

@@ -28,10 +28,10 @@
 #define KEYPLACE_COMPAT_KETAMA_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/config.hpp>
-#include <keyplace/detail/math.hpp>
 #include <keyplace/detail/md5.hpp>
+#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/wide.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

@@ -101,6 +101,7 @@ public:
     /// rounds single-precision running sums: 0-5460, 5461-10922, 10923-16383 for three masters);
     /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges. Throws as
     /// build() does, and errc::too_many_nodes above 16384 nodes.
+    template <class = void>  // instantiated only where used
     [[nodiscard]] static auto build_even(std::span<const keyplace::node> nodes) -> redis_cluster {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
@@ -125,6 +126,7 @@ public:
 private:
     redis_cluster() = default;
 
+    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const std::vector<slot_range>& ranges) -> detail::failure {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {

@@ -7,8 +7,8 @@
 #define KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/lifecycle.hpp>
-#include <keyplace/detail/math.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
