@@ -12,12 +12,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
+#include <optional>
 #include <limits>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,106 +36,76 @@ auto same_arrays(const ring& a, const ring& b) -> bool {
            std::ranges::equal(a.nodes(), b.nodes());
 }
 
-struct golden_case {
-    std::string name;
-    std::uint32_t vnodes = 0;
+}  // namespace
+
+TEST_CASE("ring: golden vectors from the independent reference generator", "[ring][golden]") {
+    // Records: the header, then per case "case NAME vnodes V", its nodes, every point in ring
+    // order with its owner, and key/query lines (check_golden_query, three ranked).
     std::vector<node> nodes;
+    std::uint32_t vnodes = 0;
+    std::optional<ring> r;
     std::vector<std::uint64_t> points;
     std::vector<std::string> owners;
-    // key bytes (or empty for a query), point, owner, pick3, is_query
-    struct query {
-        std::string key;
-        std::uint64_t point;
-        std::string owner;
-        std::string first3;
-        bool prehashed;
-    };
-    std::vector<query> queries;
-};
-
-auto load_golden() -> std::vector<golden_case> {
-    std::ifstream in(KEYPLACE_GOLDEN_DIR "/ring_native_v1.txt", std::ios::binary);
-    REQUIRE(in);
-    std::vector<golden_case> cases;
-    std::string line;
+    std::size_t cases = 0;
+    std::size_t queries = 0;
+    std::size_t all_points = 0;
     bool header = false;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') {
-            continue;
+    const auto built = [&]() -> const ring& {
+        if (!r) {
+            r = ring::build(nodes, {.vnodes = vnodes});
         }
-        std::istringstream f(line);
-        std::string kind;
-        f >> kind;
+        return *r;
+    };
+    const auto finish_case = [&] {
+        if (cases == 0) {
+            return;
+        }
+        INFO("case " << cases);
+        const auto& x = built();
+        REQUIRE(x.points().size() == points.size());
+        CHECK(std::ranges::equal(x.points(), points));
+        for (std::size_t i = 0; i < owners.size(); ++i) {
+            CHECK(x.node(x.owners()[i]).id == owners[i]);
+        }
+        // Deriving the same membership incrementally gives the same ring, entry for entry.
+        if (nodes.size() > 1) {
+            const std::vector<node> all_but_first(nodes.begin() + 1, nodes.end());
+            CHECK(same_arrays(ring::build(all_but_first, {.vnodes = vnodes}).with(nodes.front()), x));
+        }
+    };
+    for (const auto& f : golden_records("ring_native_v1.txt")) {
+        const std::string& kind = f[0];
         if (kind == "keyplace-ring-golden") {
-            int v = 0;
-            f >> v;
-            REQUIRE(v == KEYPLACE_CONTRACT_VERSION);
+            REQUIRE(f[1] == std::to_string(KEYPLACE_CONTRACT_VERSION));
             header = true;
         } else if (kind == "case") {
-            golden_case c;
-            std::string word;
-            f >> c.name >> word >> c.vnodes;
-            REQUIRE(word == "vnodes");
-            cases.push_back(c);
+            finish_case();
+            REQUIRE(f[2] == "vnodes");
+            nodes.clear();
+            points.clear();
+            owners.clear();
+            r.reset();
+            vnodes = static_cast<std::uint32_t>(parse_u64(f[3]));
+            ++cases;
         } else if (kind == "node") {
-            node n;
-            std::string w;
-            f >> n.id >> w;
-            n.weight = std::stod(w);
-            cases.back().nodes.push_back(n);
+            nodes.push_back({f[1], std::stod(f[2])});
         } else if (kind == "point") {
-            std::string i, p, owner, j;
-            f >> i >> p >> owner >> j;
-            REQUIRE(parse_u64(i) == cases.back().points.size());
-            cases.back().points.push_back(parse_u64(p));
-            cases.back().owners.push_back(owner);
+            REQUIRE(parse_u64(f[1]) == points.size());
+            points.push_back(parse_u64(f[2]));
+            owners.push_back(f[3]);
+            ++all_points;
         } else if (kind == "key" || kind == "query") {
-            golden_case::query q{};
-            std::string key, p;
-            if (kind == "key") {
-                f >> key;
-                q.key = unhex(key);
-            }
-            f >> p >> q.owner >> q.first3;
-            q.point = parse_u64(p);
-            q.prehashed = kind == "query";
-            cases.back().queries.push_back(q);
+            check_golden_query(built(), f, 3);
+            ++queries;
         } else {
             REQUIRE(kind == "end");
         }
     }
-    REQUIRE(header);
-    return cases;
-}
-
-}  // namespace
-
-TEST_CASE("ring: golden vectors from the independent reference generator", "[ring][golden]") {
-    const auto cases = load_golden();
-    REQUIRE(cases.size() == 5);
-    for (const auto& c : cases) {
-        INFO("case " << c.name);
-        const auto r = ring::build(c.nodes, {.vnodes = c.vnodes});
-        REQUIRE(r.points().size() == c.points.size());
-        CHECK(std::ranges::equal(r.points(), c.points));
-        for (std::size_t i = 0; i < c.owners.size(); ++i) {
-            CHECK(r.nodes()[r.owners()[i].value].id == c.owners[i]);
-        }
-        for (const auto& q : c.queries) {
-            if (!q.prehashed) {
-                CHECK(keyplace::xxh3{}(q.key) == q.point);
-                CHECK(keyplace::locate(r, q.key).id == q.owner);
-            }
-            CHECK(r.nodes()[r.pick(q.point).value].id == q.owner);
-            CHECK(pick3(r, q.point) == q.first3);
-        }
-        // Deriving the same membership incrementally gives the same ring, entry for entry.
-        if (c.nodes.size() > 1) {
-            const std::vector<node> all_but_first(c.nodes.begin() + 1, c.nodes.end());
-            const auto derived = ring::build(all_but_first, {.vnodes = c.vnodes}).with(c.nodes.front());
-            CHECK(same_arrays(derived, r));
-        }
-    }
+    finish_case();
+    CHECK(header);
+    CHECK(cases == 5);
+    CHECK(queries == 1362);  // every key and query line of the table
+    CHECK(all_points == 1709);
 }
 
 TEST_CASE("ring: 3 nodes x 4 vnodes, checked point by point", "[ring][golden]") {
