@@ -398,6 +398,10 @@ TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[
           "10.0.1.2:11211\n10.0.1.4:11211\n");
     CHECK(run_cli({"locate", "--strategy", "libketama", "--nodes", fixture}, "0\n1\n2\n").out ==
           "10.0.1.1:11211\n10.0.1.5:11211\n10.0.1.6:11211\n");
+    // Python hash_ring: node-hashring's hash_ring.txt fixture (tests/golden/ketama), keys 0..9.
+    CHECK(run_cli({"locate", "--strategy", "hash-ring", "--nodes", "0.0.0.1=1,0.0.0.2=2,0.0.0.3=3,0.0.0.4=4,0.0.0.5=5"},
+                  "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+              .out == "0.0.0.4\n0.0.0.5\n0.0.0.4\n0.0.0.3\n0.0.0.5\n0.0.0.2\n0.0.0.5\n0.0.0.2\n0.0.0.5\n0.0.0.4\n");
     const std::string three = "10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11212";
     const std::string keys = "test\nfoo\nbar\nhello\n0\n1\n2\n3\nkey1\nkey2\n";
     auto ids = [](const std::string& indices) {

@@ -326,6 +326,16 @@ struct libketama_entry {
     }
 };
 
+struct python_hash_ring_entry {
+    static constexpr std::string_view name = "hash-ring";
+    static constexpr std::string_view help = "Python hash_ring (and npm hashring's hash_ring mode): bisect_right lookup";
+    static constexpr std::string_view spec_help = "ids are node names hashed as written, weights whole numbers";
+    static auto build(const parsed_args&, const std::string& nodes) {
+        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::python_hash_ring,
+                                              ketama_servers(nodes));
+    }
+};
+
 /// --replication RF | DC:RF[,DC:RF...]: SimpleStrategy's factor, or NetworkTopologyStrategy's
 /// per datacenter.
 struct replication_option {
@@ -419,7 +429,8 @@ struct redis_entry {
 
 using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, maglev_entry, modulo_entry,
                               envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
-                              ketama_unweighted_entry, libketama_entry, cassandra_entry, redis_entry>;
+                              ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
+                              redis_entry>;
 
 // ---- what generic code asks of an entry -------------------------------------------------------
 
