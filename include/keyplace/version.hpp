@@ -4,7 +4,7 @@
 
 // The library version. CMake parses these three lines.
 #define KEYPLACE_VERSION_MAJOR 0
-#define KEYPLACE_VERSION_MINOR 1
+#define KEYPLACE_VERSION_MINOR 2
 #define KEYPLACE_VERSION_PATCH 0
 
 // The placement contract version: bumped whenever any strategy's output for the same
