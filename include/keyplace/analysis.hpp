@@ -269,7 +269,8 @@ auto view_of(const S& s, const ownership_report& o) -> membership_view {
 }
 
 // Half the L1 distance between two distributions over ids: the least mass that must move.
-inline auto total_variation(const membership_view& a, const membership_view& b, bool by_weight) -> double {
+template <class = void>  // instantiated only where used
+auto total_variation(const membership_view& a, const membership_view& b, bool by_weight) -> double {
     auto shares = [by_weight](const membership_view& v) {
         std::map<std::string, double> out;
         double total = 0;
@@ -303,6 +304,7 @@ struct movement_tally {
     double moved = 0;
     double violations = 0;
 
+    template <class = void>  // instantiated only where used
     void add(const std::string& from, const std::string& to, double measure) {
         if (from == to) {
             return;

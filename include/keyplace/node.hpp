@@ -76,7 +76,8 @@ inline auto format_weight(double w) -> std::string {
 
 /// Validates a membership and returns it sorted by id (bytewise), the order every
 /// strategy builds from, so input order never matters.
-[[nodiscard]] inline auto sorted_membership(std::span<const node> nodes, std::vector<node>& out)
+template <class = void>  // instantiated only where used
+[[nodiscard]] auto sorted_membership(std::span<const node> nodes, std::vector<node>& out)
     -> failure {
     if (nodes.empty()) {
         return fail(errc::empty_membership, "the node list is empty");

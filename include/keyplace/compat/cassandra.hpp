@@ -175,7 +175,8 @@ namespace cql {
 }
 /// uuid: the 16 bytes in big-endian (text) order, from "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
 /// nothing if the text is not a UUID.
-[[nodiscard]] inline auto uuid(std::string_view s) -> std::optional<std::vector<std::byte>> {
+template <class = void>  // instantiated only where used
+[[nodiscard]] auto uuid(std::string_view s) -> std::optional<std::vector<std::byte>> {
     if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') {
         return std::nullopt;
     }
@@ -205,7 +206,8 @@ namespace cql {
 }
 /// blob from CQL's literal form "0x..." (hex digits, either case, even count); nothing if the
 /// text is not one.
-[[nodiscard]] inline auto blob(std::string_view literal) -> std::optional<std::vector<std::byte>> {
+template <class = void>  // instantiated only where used
+[[nodiscard]] auto blob(std::string_view literal) -> std::optional<std::vector<std::byte>> {
     if (literal.size() < 2 || literal[0] != '0' || (literal[1] != 'x' && literal[1] != 'X') || literal.size() % 2 != 0) {
         return std::nullopt;
     }
@@ -224,7 +226,8 @@ namespace cql {
 inline constexpr std::size_t composite_component_limit = 65535;
 /// A composite partition key: each component as [uint16 big-endian length][bytes][0x00].
 /// Throws keyplace::error (invalid_argument) naming a component longer than 65535 bytes.
-[[nodiscard]] inline auto composite(std::span<const std::vector<std::byte>> components) -> std::vector<std::byte> {
+template <class = void>  // instantiated only where used
+[[nodiscard]] auto composite(std::span<const std::vector<std::byte>> components) -> std::vector<std::byte> {
     for (std::size_t i = 0; i < components.size(); ++i) {
         if (components[i].size() > composite_component_limit) {
             keyplace::detail::raise(keyplace::detail::fail(
@@ -271,7 +274,8 @@ struct dc_replication {
     std::uint32_t rf = 0;
 };
 
-class cassandra_ring;
+template <class Unused = void>
+class basic_cassandra_ring;
 
 /// NetworkTopologyStrategy options validated against one cassandra_ring (see
 /// cassandra_ring::network_topology). Holds, by datacenter, the replicas to place and the rack
@@ -282,7 +286,8 @@ public:
     [[nodiscard]] auto replica_count() const noexcept -> std::size_t { return total_; }
 
 private:
-    friend class cassandra_ring;
+    template <class>
+    friend class basic_cassandra_ring;
     std::vector<std::uint32_t> wanted_;   // min(rf, nodes) per datacenter; 0 = not replicated
     std::vector<std::int64_t> repeats_;   // rf - racks per datacenter (may be negative)
     std::size_t total_ = 0;
@@ -300,22 +305,22 @@ private:
 /// tokens (no_points), a token owned twice (duplicate_token, naming it and both owners), an
 /// empty datacenter or rack name (missing_location). with(endpoint) adds a node with its tokens
 /// and without(id) removes one (the other nodes keep their tokens, as in Cassandra).
-class cassandra_ring
-    : public detail::ring_strategy<cassandra_ring, std::int64_t, murmur3_partitioner, cassandra_endpoint, no_config,
+template <class Unused>
+class basic_cassandra_ring
+    : public detail::ring_strategy<basic_cassandra_ring<Unused>, std::int64_t, murmur3_partitioner, cassandra_endpoint, no_config,
                                    detail::derivation::any, detail::node_order::as_given> {
-    friend detail::lifecycle<cassandra_ring, cassandra_endpoint, no_config, detail::derivation::any,
+    friend detail::lifecycle<basic_cassandra_ring, cassandra_endpoint, no_config, detail::derivation::any,
                              detail::node_order::as_given>;
 
 public:
     /// The sorted tokens (points()).
-    [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return points(); }
+    [[nodiscard]] auto tokens() const noexcept -> std::span<const std::int64_t> { return this->points(); }
     /// Node i as an endpoint: its id, its tokens in ring order, its datacenter and rack.
-    template <class = void>  // instantiated only where used
     [[nodiscard]] auto member_of(std::size_t i) const -> cassandra_endpoint {
-        cassandra_endpoint e{nodes_[i].id, {}, nodes_[i].where.region, nodes_[i].where.rack};
-        for (std::size_t k = 0; k < owners().size(); ++k) {
-            if (owners()[k].value == i) {
-                e.tokens.push_back(points()[k]);
+        cassandra_endpoint e{this->nodes_[i].id, {}, this->nodes_[i].where.region, this->nodes_[i].where.rack};
+        for (std::size_t k = 0; k < this->owners().size(); ++k) {
+            if (this->owners()[k].value == i) {
+                e.tokens.push_back(this->points()[k]);
             }
         }
         return e;
@@ -323,19 +328,18 @@ public:
 
     /// The primary replica of a token: the owner of the first token >= it, wrapping.
     [[nodiscard]] auto primary(std::int64_t token) const noexcept -> node_index {
-        return pick(static_cast<std::uint64_t>(token));
+        return this->pick(static_cast<std::uint64_t>(token));
     }
 
     /// SimpleStrategy with replication factor rf: writes min(rf, out.size(), size()) replicas.
     [[nodiscard]] auto simple_strategy(std::int64_t token, std::uint32_t rf, std::span<node_index> out) const noexcept
         -> std::size_t {
-        return pick_n(static_cast<std::uint64_t>(token), out.first(std::min<std::size_t>(out.size(), rf)));
+        return this->pick_n(static_cast<std::uint64_t>(token), out.first(std::min<std::size_t>(out.size(), rf)));
     }
 
     /// Validates NetworkTopologyStrategy options for this ring. Throws keyplace::error on an
     /// empty or unknown datacenter name or one named twice (Cassandra 4.0+ rejects unknown
     /// names too). A datacenter with rf 0 gets no replicas.
-    template <class = void>  // instantiated only where used
     [[nodiscard]] auto network_topology(std::span<const dc_replication> options) const -> nts_replication {
         nts_replication plan;
         plan.wanted_.assign(dc_names_.size(), 0);
@@ -375,7 +379,7 @@ public:
         if (want == 0 || plan.wanted_.size() != dc_names_.size()) {
             return 0;
         }
-        walk(static_cast<std::uint64_t>(token), [&](node_index n) noexcept {
+        this->walk(static_cast<std::uint64_t>(token), [&](node_index n) noexcept {
             const std::uint32_t d = node_dc_[n.value];
             const auto taken = out.first(got);
             std::uint32_t in_dc = 0;
@@ -411,9 +415,8 @@ public:
     }
 
 private:
-    cassandra_ring() = default;
+    basic_cassandra_ring() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
         std::vector<keyplace::node> nodes;
         std::vector<ring_point<std::int64_t>> entries;
@@ -435,18 +438,18 @@ private:
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (auto f = ring_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
+        if (auto f = this->ring_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
             return f;
         }
-        nodes_ = std::move(nodes);
+        this->nodes_ = std::move(nodes);
         // Tokens must be distinct: the ring sorts by (token, owner), so a repeat sits next to its
         // first occurrence.
-        const auto tokens = points();
+        const auto tokens = this->points();
         const auto owners = this->owners();
         for (std::size_t i = 1; i < tokens.size(); ++i) {
             if (tokens[i] == tokens[i - 1]) {
-                const auto& a = nodes_[owners[i - 1].value].id;
-                const auto& b = nodes_[owners[i].value].id;
+                const auto& a = this->nodes_[owners[i - 1].value].id;
+                const auto& b = this->nodes_[owners[i].value].id;
                 return detail::fail(errc::duplicate_token,
                                     owners[i] == owners[i - 1]
                                         ? "node " + detail::quote(a) + " lists token " + std::to_string(tokens[i]) + " twice"
@@ -459,10 +462,9 @@ private:
     }
 
     // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
-    template <class = void>  // instantiated only where used
     void index_topology() {
         std::vector<std::pair<std::string, std::string>> racks;
-        for (const keyplace::node& n : nodes_) {
+        for (const keyplace::node& n : this->nodes_) {
             const auto& e = n.where;
             auto d = std::find(dc_names_.begin(), dc_names_.end(), e.region);
             if (d == dc_names_.end()) {
@@ -491,6 +493,10 @@ private:
     std::vector<std::uint32_t> node_dc_;
     std::vector<std::uint32_t> node_rack_;
 };
+/// The Cassandra token ring (see basic_cassandra_ring; a template only so that translation units
+/// that do not use it do not compile it).
+using cassandra_ring = basic_cassandra_ring<>;
+
 }  // namespace compat
 KEYPLACE_NAMESPACE_END
 

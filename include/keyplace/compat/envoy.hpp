@@ -115,12 +115,14 @@ struct envoy_weights {
     double max = 0.0;
 };
 
-inline auto envoy_locality_name(const location& where) -> std::string {
+template <class = void>  // instantiated only where used
+auto envoy_locality_name(const location& where) -> std::string {
     return "locality " + quote(where.region) + "/" + quote(where.zone) + "/" + quote(where.rack);
 }
 
 /// Appends the hosts of one group (all nodes, or one locality) with their normalized weights.
-inline auto envoy_normalize_group(std::span<const node> nodes, const std::vector<std::uint32_t>& members,
+template <class = void>  // instantiated only where used
+auto envoy_normalize_group(std::span<const node> nodes, const std::vector<std::uint32_t>& members,
                                   double share, const std::string& group, envoy_weights& out) -> failure {
     std::uint64_t sum = 0;
     for (const std::uint32_t i : members) {
@@ -144,7 +146,8 @@ inline auto envoy_normalize_group(std::span<const node> nodes, const std::vector
 /// in Envoy's order (upstream_impl.cc builds it from a std::map with LocalityLess): the Envoy
 /// node's own locality (local) first, then by (region, zone, sub_zone); only localities that
 /// hold nodes are in Envoy's list, so only their weights are summed. O(n * L + L log L).
-inline auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
+template <class = void>  // instantiated only where used
+auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
                             const location* local, envoy_weights& out) -> failure {
     for (const node& n : nodes) {
         if (!(n.weight == std::floor(n.weight) && n.weight <= 4294967295.0)) {
@@ -249,27 +252,30 @@ namespace compat {
 /// listed twice (duplicate_domain), or no node in a locality of weight > 0 (no_points).
 /// O(R log R) for R ring entries. with() appends a host and without() removes one, rebuilding
 /// as Envoy does on a host set change.
-class envoy_ring_hash
-    : public detail::ring_strategy<envoy_ring_hash, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
+template <class Unused = void>
+class basic_envoy_ring_hash;
+
+template <class Unused>
+class basic_envoy_ring_hash
+    : public detail::ring_strategy<basic_envoy_ring_hash<Unused>, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
                                    detail::derivation::any, detail::node_order::as_given> {
-    friend detail::lifecycle<envoy_ring_hash, keyplace::node, envoy_ring_hash_config, detail::derivation::any,
+    friend detail::lifecycle<basic_envoy_ring_hash, keyplace::node, envoy_ring_hash_config, detail::derivation::any,
                              detail::node_order::as_given>;
 
 public:
     /// Ring entries (Envoy's ring_hash_lb.size stat, save for rounding of ceil(scale)).
-    [[nodiscard]] auto ring_size() const noexcept -> std::size_t { return points().size(); }
+    [[nodiscard]] auto ring_size() const noexcept -> std::size_t { return this->points().size(); }
 
     /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)) when a retry host predicate
     /// rejected the earlier ones: the entry `attempt` places after pick's, modulo the ring size
     /// (it may name the same node again).
     [[nodiscard]] auto pick_retry(std::uint64_t hash, std::uint32_t attempt) const noexcept -> node_index {
-        return owners()[(entry_of(hash) + attempt) % ring_size()];
+        return this->owners()[(this->entry_of(hash) + attempt) % this->ring_size()];
     }
 
 private:
-    envoy_ring_hash() = default;
+    basic_envoy_ring_hash() = default;
 
-    template <class = void>  // instantiated only where used
     static auto check_sizes(const envoy_ring_hash_config& c) -> detail::failure {
         for (const auto& [name, value] : {std::pair{"minimum_ring_size", c.min_ring_size},
                                           std::pair{"maximum_ring_size", c.max_ring_size}}) {
@@ -287,7 +293,6 @@ private:
         return {};
     }
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const envoy_ring_hash_config& config) -> detail::failure {
         if (auto f = check_sizes(config)) {
             return f;
@@ -325,14 +330,17 @@ private:
                 entries.push_back({h, owner});
             }
         }
-        if (auto f = ring_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
+        if (auto f = this->ring_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
             return f;
         }
-        nodes_.assign(input.begin(), input.end());
-        config_ = config;
+        this->nodes_.assign(input.begin(), input.end());
+        this->config_ = config;
         return {};
     }
 };
+
+/// (A template only so that translation units that do not use it do not compile it.)
+using envoy_ring_hash = basic_envoy_ring_hash<>;
 
 /// Envoy's MAGLEV load balancer. Node ids are Envoy's host hash keys (see envoy_ring_hash),
 /// weights its load_balancing_weight. Hosts are placed in key order (Envoy sorts by key, then
@@ -348,9 +356,13 @@ private:
 /// build() throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
 /// aside), and a table size that is not prime (Envoy's message, table_size_not_prime) or above
 /// 5000011 (invalid_table_size). O(M log M) expected. with() and without() rebuild.
-class envoy_maglev : public detail::table_strategy<envoy_maglev, xxh64, keyplace::node, envoy_maglev_config,
+template <class Unused = void>
+class basic_envoy_maglev;
+
+template <class Unused>
+class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
-    friend detail::lifecycle<envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
+    friend detail::lifecycle<basic_envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
                              detail::node_order::by_id>;
 
 public:
@@ -362,18 +374,17 @@ public:
         return xxh64{1}(id) % (m - 1) + 1;
     }
     /// Whether one host takes every hash (no table is stored).
-    [[nodiscard]] auto degenerate() const noexcept -> bool { return entry_width() == 0; }
+    [[nodiscard]] auto degenerate() const noexcept -> bool { return this->entry_width() == 0; }
 
     /// Envoy's choice for retry attempt `attempt` (0 = pick(hash)): the hash xor 2^64 - attempt,
     /// then table[... % M] (it may name the same node again).
     [[nodiscard]] auto pick_retry(std::uint64_t hash, std::uint32_t attempt) const noexcept -> node_index {
-        return pick(hash ^ (std::uint64_t{0} - attempt));
+        return this->pick(hash ^ (std::uint64_t{0} - attempt));
     }
 
 private:
-    envoy_maglev() = default;
+    basic_envoy_maglev() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const envoy_maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
         if (!detail::is_prime(m)) {
@@ -396,7 +407,7 @@ private:
         std::sort(w.hosts.begin(), w.hosts.end(),
                   [](const detail::envoy_host_weight& a, const detail::envoy_host_weight& b) { return a.node < b.node; });
         if (w.hosts.size() == 1) {
-            table_.assign_uniform(w.hosts.front().node, m, sorted.size());
+            this->table_.assign_uniform(w.hosts.front().node, m, sorted.size());
         } else {
             std::vector<std::uint64_t> offsets;
             std::vector<std::uint64_t> skips;
@@ -416,13 +427,16 @@ private:
             for (auto& slot : slots) {
                 slot = w.hosts[slot].node;
             }
-            table_.assign(slots, sorted.size());
+            this->table_.assign(slots, sorted.size());
         }
-        nodes_ = std::move(sorted);
-        config_ = config;
+        this->nodes_ = std::move(sorted);
+        this->config_ = config;
         return {};
     }
 };
+
+/// (A template only so that translation units that do not use it do not compile it.)
+using envoy_maglev = basic_envoy_maglev<>;
 
 static_assert(ordered_placement_strategy<envoy_ring_hash>);
 static_assert(ordered_placement_strategy<envoy_maglev>);

@@ -215,7 +215,8 @@ struct ketama_host_port {
 }
 
 /// "host", "host:port", "[v6]", "[v6]:port"; more than one ':' without brackets is an IPv6 host.
-[[nodiscard]] inline auto ketama_split_address(std::string_view address, ketama_host_port& out) -> failure {
+template <class = void>  // instantiated only where used
+[[nodiscard]] auto ketama_split_address(std::string_view address, ketama_host_port& out) -> failure {
     std::string_view host = address;
     std::string_view port;
     bool has_port = false;
