@@ -183,7 +183,10 @@ inline auto render_replicas(const std::vector<replica_line>& lines, const std::o
     for (const auto& line : lines) {
         std::vector<std::string> ids;
         for (std::size_t k = 0; k < line.ids.size(); ++k) {
-            text += (k == 0 ? "" : ",") + std::string(line.ids[k]);
+            if (k != 0) {
+                text += ',';
+            }
+            text += line.ids[k];
             ids.push_back(json_string(line.ids[k]));
         }
         text += line.degraded ? " degraded\n" : "\n";
