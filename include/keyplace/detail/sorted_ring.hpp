@@ -159,19 +159,21 @@ public:
             ++p;
         }
         const auto k = static_cast<std::size_t>(key(p) >> index_shift_);
-        std::size_t lo = index_[k];
-        const std::size_t hi = index_[k + 1];
-        if (hi - lo > linear_scan_limit) {
-            const auto first = points_.begin();
-            lo = static_cast<std::size_t>(std::lower_bound(first + static_cast<std::ptrdiff_t>(lo),
-                                                           first + static_cast<std::ptrdiff_t>(hi), p) -
-                                          first);
-        } else {
-            while (lo < hi && points_[lo] < p) {
-                ++lo;
-            }
+        const std::size_t lo = index_[k];
+        std::size_t n = index_[k + 1] - lo;
+        if (n == 0) {
+            return lo == points_.size() ? 0 : lo;
         }
-        return lo == points_.size() ? 0 : lo;
+        // std::lower_bound's answer in [lo, lo + n) by a branch-free halving: a conditional move
+        // a step rather than a mispredicted branch; base ends on the last point < p, or on lo.
+        const Point* base = points_.data() + lo;
+        while (n > 1) {
+            const std::size_t half = n / 2;
+            base = base[half] < p ? base + half : base;
+            n -= half;
+        }
+        const auto at = static_cast<std::size_t>(base - points_.data()) + (*base < p ? 1U : 0U);
+        return at == points_.size() ? 0 : at;
     }
 
     [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return owners_[entry_of(hash)]; }
@@ -193,7 +195,6 @@ public:
 private:
     using key_type = std::make_unsigned_t<Point>;
     static constexpr unsigned point_bits = 8 * sizeof(Point);
-    static constexpr std::size_t linear_scan_limit = 16;
 
     // The point as an unsigned key in the same order (a signed point's sign bit flipped).
     [[nodiscard]] static constexpr auto key(Point p) noexcept -> key_type {
