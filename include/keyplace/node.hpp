@@ -2,11 +2,11 @@
 #ifndef KEYPLACE_NODE_HPP_INCLUDED
 #define KEYPLACE_NODE_HPP_INCLUDED
 
+#include <keyplace/detail/rounding.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/version.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <compare>
 #include <charconv>
 #include <cstddef>
@@ -66,7 +66,7 @@ inline auto format_weight(double w) -> std::string {
         return fail(errc::id_too_long, "node id " + detail::quote(n.id) + " is " + std::to_string(n.id.size()) +
                                            " bytes; the limit is " + std::to_string(max_id_length));
     }
-    if (!(std::isfinite(n.weight) && n.weight > 0.0)) {
+    if (!(detail::is_finite(n.weight) && n.weight > 0.0)) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
                                               " is not finite and > 0");

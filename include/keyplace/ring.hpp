@@ -5,6 +5,7 @@
 #define KEYPLACE_RING_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/rounding.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
@@ -12,7 +13,6 @@
 #include <keyplace/version.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +59,7 @@ struct native_ring_traits {
                                     " vnodes exceeds the ring limit of " +
                                     std::to_string(ring_max_points) + " points");
         }
-        count = static_cast<std::size_t>(std::llround(exact));
+        count = static_cast<std::size_t>(detail::round_half_away(exact));
         if (count == 0) {
             return detail::fail(errc::invalid_weight,
                                 "node " + detail::quote(n.id) + ": weight " +

@@ -15,6 +15,7 @@
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/murmur2.hpp>
+#include <keyplace/detail/rounding.hpp>
 #include <keyplace/detail/slot_table.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/error.hpp>
@@ -25,7 +26,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -150,7 +150,7 @@ template <class = void>  // instantiated only where used
 auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
                             const location* local, envoy_weights& out) -> failure {
     for (const node& n : nodes) {
-        if (!(n.weight == std::floor(n.weight) && n.weight <= 4294967295.0)) {
+        if (!(n.weight <= 4294967295.0 && n.weight == detail::floor_nonnegative(n.weight))) {
             return fail(errc::invalid_weight, "node " + quote(n.id) + ": weight " + format_weight(n.weight) +
                                                   " is not a whole number from 1 to 4294967295 (Envoy's "
                                                   "load_balancing_weight)");
@@ -307,10 +307,10 @@ private:
             return f;
         }
         // Scale so the lightest host gets a whole number of entries, capped at max_ring_size.
-        const double scale = std::min(std::ceil(w.min * static_cast<double>(config.min_ring_size)) / w.min,
+        const double scale = std::min(detail::ceil_nonnegative(w.min * static_cast<double>(config.min_ring_size)) / w.min,
                                       static_cast<double>(config.max_ring_size));
         std::vector<ring_point<std::uint64_t>> entries;
-        entries.reserve(static_cast<std::size_t>(std::ceil(scale)) + 1);
+        entries.reserve(static_cast<std::size_t>(detail::ceil_nonnegative(scale)) + 1);
         std::string buf;
         double current = 0.0;
         double target = 0.0;

@@ -38,7 +38,6 @@
 #include <keyplace/version.hpp>
 
 #include <cfloat>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -169,7 +168,7 @@ enum class ketama_dialect {
     const volatile float quarter = scaled / 4.0F;
     const volatile float shares = quarter * static_cast<float>(live_servers);
     const volatile float nudged = shares + 0.0000000001F;
-    return static_cast<std::uint32_t>(std::floor(nudged)) * 4U;
+    return static_cast<std::uint32_t>(nudged) * 4U;  // truncation: floor of a non-negative float
 }
 
 /// MD5 digests (4 points each) libketama gives a server (ketama.c ketama_create_continuum):
@@ -183,7 +182,7 @@ enum class ketama_dialect {
     const volatile double scaled = static_cast<double>(pct) * 40.0;
     const volatile double shares = scaled * static_cast<double>(static_cast<float>(servers));
     const volatile float rounded = static_cast<float>(shares);
-    return static_cast<std::uint32_t>(std::floor(rounded));
+    return static_cast<std::uint32_t>(rounded);  // truncation: floorf of a non-negative float
 }
 
 }  // namespace compat

@@ -3,11 +3,11 @@
 #ifndef KEYPLACE_DETAIL_WEIGHT_HPP_INCLUDED
 #define KEYPLACE_DETAIL_WEIGHT_HPP_INCLUDED
 
+#include <keyplace/detail/rounding.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -26,7 +26,7 @@ inline constexpr std::uint64_t max_quantized_weight = std::uint64_t{1} << 53;
                                               format_weight(n.weight) +
                                               " is above the largest weight, 2^37");
     }
-    q = static_cast<std::uint64_t>(std::llround(scaled));
+    q = round_half_away(scaled);
     if (q == 0) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
