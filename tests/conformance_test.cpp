@@ -10,6 +10,23 @@
 using namespace keyplace_test;
 namespace compat = keyplace::compat;
 
+// Every strategy models the concepts its contract states (checked here rather than in the
+// headers, where the checks would instantiate every strategy in every translation unit).
+static_assert(keyplace::ordered_placement_strategy<keyplace::ring>);
+static_assert(keyplace::ordered_placement_strategy<keyplace::rendezvous>);
+static_assert(keyplace::ordered_placement_strategy<keyplace::maglev>);
+static_assert(keyplace::placement_strategy<keyplace::jump> && !keyplace::ordered_placement_strategy<keyplace::jump>);
+static_assert(keyplace::placement_strategy<keyplace::jump_guava>);
+static_assert(keyplace::placement_strategy<keyplace::modulo> && keyplace::region_strategy<keyplace::modulo>);
+static_assert(keyplace::ordered_placement_strategy<compat::ketama> && keyplace::region_strategy<compat::ketama>);
+static_assert(keyplace::ordered_placement_strategy<compat::envoy_ring_hash>);
+static_assert(keyplace::ordered_placement_strategy<compat::envoy_maglev> && keyplace::region_strategy<compat::envoy_maglev>);
+static_assert(keyplace::ordered_placement_strategy<compat::cassandra_ring>);
+static_assert(keyplace::placement_strategy<compat::redis_cluster> &&
+              !keyplace::ordered_placement_strategy<compat::redis_cluster>);
+static_assert(keyplace::region_strategy<compat::redis_cluster> && !keyplace::region_strategy<keyplace::rendezvous>);
+static_assert(keyplace::hasher<compat::murmur2_64>);
+
 namespace {
 
 // A ring's balance bound with v points a node: a node's share over the mean is about

@@ -169,8 +169,6 @@ using jump = basic_jump<jump_form::paper>;
 /// Jump as Guava computes it (a compatibility form).
 using jump_guava = basic_jump<jump_form::guava>;
 
-static_assert(placement_strategy<jump>);
-static_assert(placement_strategy<jump_guava>);
 
 KEYPLACE_NAMESPACE_END
 

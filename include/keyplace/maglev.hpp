@@ -68,14 +68,17 @@ private:
 /// 2^-16, up to 2^37), a table size that is not prime (errc::table_size_not_prime), above
 /// 4294967291 or smaller than the node count (errc::invalid_table_size). O(M log M) expected.
 /// with() and without() rebuild.
-class maglev : public detail::table_strategy<maglev, xxh3, keyplace::node, maglev_config, detail::derivation::any,
+template <class Unused = void>
+class basic_maglev;
+
+template <class Unused>
+class basic_maglev : public detail::table_strategy<basic_maglev<Unused>, xxh3, keyplace::node, maglev_config, detail::derivation::any,
                                              detail::node_order::by_id> {
-    friend detail::lifecycle<maglev, keyplace::node, maglev_config, detail::derivation::any, detail::node_order::by_id>;
+    friend detail::lifecycle<basic_maglev, keyplace::node, maglev_config, detail::derivation::any, detail::node_order::by_id>;
 
 private:
-    maglev() = default;
+    basic_maglev() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
         if (!detail::is_prime(m)) {
@@ -106,14 +109,16 @@ private:
             offsets[i] = hash(0) % m;
             skips[i] = hash(1) % (m - 1) + 1;
         }
-        table_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)), sorted.size());
-        nodes_ = std::move(sorted);
-        config_ = config;
+        this->table_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)), sorted.size());
+        this->nodes_ = std::move(sorted);
+        this->config_ = config;
         return {};
     }
 };
 
-static_assert(ordered_placement_strategy<maglev>);
+/// (A template only so that translation units that do not use it do not compile it.)
+using maglev = basic_maglev<>;
+
 
 KEYPLACE_NAMESPACE_END
 

@@ -20,31 +20,36 @@ KEYPLACE_NAMESPACE_BEGIN
 /// pick(point) = point mod N over the nodes sorted by id. Weights are validated but ignored.
 /// Going from N to N+1 nodes moves about N/(N+1) of all keys. build() throws keyplace::error as
 /// every strategy does for the node list; with() and without() rebuild.
-class modulo : public detail::lifecycle<modulo, keyplace::node, no_config, detail::derivation::any,
+template <class Unused = void>
+class basic_modulo;
+
+template <class Unused>
+class basic_modulo : public detail::lifecycle<basic_modulo<Unused>, keyplace::node, no_config, detail::derivation::any,
                                         detail::node_order::by_id> {
-    friend detail::lifecycle<modulo, keyplace::node, no_config, detail::derivation::any, detail::node_order::by_id>;
+    friend detail::lifecycle<basic_modulo, keyplace::node, no_config, detail::derivation::any, detail::node_order::by_id>;
 
 public:
     using key_hash = xxh3;
 
-    [[nodiscard]] auto holders() const noexcept -> std::size_t { return size(); }
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return this->size(); }
     [[nodiscard]] auto holds(node_index) const noexcept -> bool { return true; }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
-        return node_index{static_cast<std::uint32_t>(point % nodes_.size())};
+        return node_index{static_cast<std::uint32_t>(point % this->nodes_.size())};
     }
     /// The residues modulo N: ownership and movement are exact over them.
-    [[nodiscard]] auto regions() const noexcept -> residue_regions { return {nodes_.size()}; }
+    [[nodiscard]] auto regions() const noexcept -> residue_regions { return {this->nodes_.size()}; }
 
 private:
-    modulo() = default;
+    basic_modulo() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
-        return detail::sorted_membership(input, nodes_);
+        return detail::sorted_membership(input, this->nodes_);
     }
 };
 
-static_assert(placement_strategy<modulo>);
+/// (A template only so that translation units that do not use it do not compile it.)
+using modulo = basic_modulo<>;
+
 
 KEYPLACE_NAMESPACE_END
 

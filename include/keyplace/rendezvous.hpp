@@ -200,9 +200,13 @@ private:
 /// build() throws keyplace::error: empty list, empty, over-long or duplicate id, weight not
 /// finite and > 0, below 2^-16 or above 2^37 (weights count in units of 2^-16). O(N log N).
 /// with() and without() are O(N).
-class rendezvous : public detail::lifecycle<rendezvous, keyplace::node, no_config, detail::derivation::any,
+template <class Unused = void>
+class basic_rendezvous;
+
+template <class Unused>
+class basic_rendezvous : public detail::lifecycle<basic_rendezvous<Unused>, keyplace::node, no_config, detail::derivation::any,
                                             detail::node_order::by_id> {
-    friend detail::lifecycle<rendezvous, keyplace::node, no_config, detail::derivation::any,
+    friend detail::lifecycle<basic_rendezvous, keyplace::node, no_config, detail::derivation::any,
                              detail::node_order::by_id>;
 
 public:
@@ -214,7 +218,7 @@ public:
         return scorer_.weights();
     }
     /// Every node can win a key.
-    [[nodiscard]] auto holders() const noexcept -> std::size_t { return size(); }
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return this->size(); }
     [[nodiscard]] auto holds(node_index) const noexcept -> bool { return true; }
 
     /// The node with the best score for a hashed key. O(N).
@@ -236,9 +240,8 @@ public:
     }
 
 private:
-    rendezvous() = default;
+    basic_rendezvous() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
@@ -252,14 +255,13 @@ private:
             }
             scorer.insert(i, sorted[i].id, q);
         }
-        nodes_ = std::move(sorted);
+        this->nodes_ = std::move(sorted);
         scorer_ = std::move(scorer);
         return {};
     }
 
     // The lifecycle has checked n and that its id is new.
-    template <class = void>  // instantiated only where used
-    auto assign_with(const rendezvous& from, const keyplace::node& n) -> detail::failure {
+    auto assign_with(const basic_rendezvous& from, const keyplace::node& n) -> detail::failure {
         std::uint64_t q = 0;
         if (auto f = detail::quantize_weight(n, q)) {
             return f;
@@ -267,17 +269,16 @@ private:
         const auto at = std::lower_bound(from.nodes_.begin(), from.nodes_.end(), n.id,
                                          [](const keyplace::node& a, const std::string& id) { return a.id < id; });
         const auto k = static_cast<std::size_t>(at - from.nodes_.begin());
-        nodes_ = from.nodes_;
-        nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(k), n);
+        this->nodes_ = from.nodes_;
+        this->nodes_.insert(this->nodes_.begin() + static_cast<std::ptrdiff_t>(k), n);
         scorer_ = from.scorer_;
         scorer_.insert(k, n.id, q);
         return {};
     }
 
-    template <class = void>  // instantiated only where used
-    auto assign_without(const rendezvous& from, node_index gone) -> detail::failure {
-        nodes_ = from.nodes_;
-        nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(gone.value));
+    auto assign_without(const basic_rendezvous& from, node_index gone) -> detail::failure {
+        this->nodes_ = from.nodes_;
+        this->nodes_.erase(this->nodes_.begin() + static_cast<std::ptrdiff_t>(gone.value));
         scorer_ = from.scorer_;
         scorer_.erase(gone.value);
         return {};
@@ -286,7 +287,9 @@ private:
     detail::rendezvous_scorer scorer_;
 };
 
-static_assert(ordered_placement_strategy<rendezvous>);
+/// (A template only so that translation units that do not use it do not compile it.)
+using rendezvous = basic_rendezvous<>;
+
 
 KEYPLACE_NAMESPACE_END
 

@@ -189,7 +189,6 @@ private:
 /// The native hash ring: XXH3-64 points and keys, contract v1.
 using ring = basic_ring<native_ring_traits>;
 
-static_assert(ordered_placement_strategy<ring>);
 
 KEYPLACE_NAMESPACE_END
 

@@ -438,9 +438,6 @@ private:
 /// (A template only so that translation units that do not use it do not compile it.)
 using envoy_maglev = basic_envoy_maglev<>;
 
-static_assert(ordered_placement_strategy<envoy_ring_hash>);
-static_assert(ordered_placement_strategy<envoy_maglev>);
-static_assert(hasher<murmur2_64>);
 
 }  // namespace compat
 KEYPLACE_NAMESPACE_END

@@ -89,10 +89,14 @@ struct slot_range {
 /// build(nodes, ranges) throws keyplace::error naming the slot or range: a range reversed or
 /// past 16383 (invalid_slot_range), a slot covered twice (slot_overlap) or not at all
 /// (slot_gap), a range naming a node that is not in nodes (unknown_id); and the node errors.
-class redis_cluster
-    : public detail::table_strategy<redis_cluster, redis_slot_hash, keyplace::node, std::vector<slot_range>,
+template <class Unused = void>
+class basic_redis_cluster;
+
+template <class Unused>
+class basic_redis_cluster
+    : public detail::table_strategy<basic_redis_cluster<Unused>, redis_slot_hash, keyplace::node, std::vector<slot_range>,
                                     detail::derivation::none, detail::node_order::by_id> {
-    friend detail::lifecycle<redis_cluster, keyplace::node, std::vector<slot_range>, detail::derivation::none,
+    friend detail::lifecycle<basic_redis_cluster, keyplace::node, std::vector<slot_range>, detail::derivation::none,
                              detail::node_order::by_id>;
 
 public:
@@ -101,8 +105,7 @@ public:
     /// rounds single-precision running sums: 0-5460, 5461-10922, 10923-16383 for three masters);
     /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges. Throws as
     /// build() does, and errc::too_many_nodes above 16384 nodes.
-    template <class = void>  // instantiated only where used
-    [[nodiscard]] static auto build_even(std::span<const keyplace::node> nodes) -> redis_cluster {
+    [[nodiscard]] static auto build_even(std::span<const keyplace::node> nodes) -> basic_redis_cluster {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             detail::raise(f);
@@ -116,7 +119,7 @@ public:
             ranges.push_back({static_cast<std::uint16_t>(i * redis_slot_count / n),
                               static_cast<std::uint16_t>((i + 1) * redis_slot_count / n - 1), sorted[i].id});
         }
-        return build(sorted, ranges);
+        return basic_redis_cluster::build(sorted, ranges);
     }
 
     auto pick_n(std::uint64_t, std::span<node_index>) const noexcept -> std::size_t = delete;
@@ -124,9 +127,8 @@ public:
     void walk(std::uint64_t, Visit&&) const noexcept = delete;
 
 private:
-    redis_cluster() = default;
+    basic_redis_cluster() = default;
 
-    template <class = void>  // instantiated only where used
     auto assign(std::span<const keyplace::node> input, const std::vector<slot_range>& ranges) -> detail::failure {
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
@@ -160,13 +162,15 @@ private:
                 return detail::fail(errc::slot_gap, "slot " + std::to_string(slot) + " is not assigned to any node");
             }
         }
-        table_.assign(owner, sorted.size());
-        nodes_ = std::move(sorted);
+        this->table_.assign(owner, sorted.size());
+        this->nodes_ = std::move(sorted);
         return {};
     }
 };
 
-static_assert(placement_strategy<redis_cluster>);
+/// (A template only so that translation units that do not use it do not compile it.)
+using redis_cluster = basic_redis_cluster<>;
+
 
 }  // namespace compat
 KEYPLACE_NAMESPACE_END
