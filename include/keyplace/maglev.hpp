@@ -69,12 +69,10 @@ private:
 /// 4294967291 or smaller than the node count (errc::invalid_table_size). O(M log M) expected.
 /// with() and without() rebuild.
 template <class Unused = void>
-class basic_maglev;
-
-template <class Unused>
-class basic_maglev : public detail::table_strategy<basic_maglev<Unused>, xxh3, keyplace::node, maglev_config, detail::derivation::any,
-                                             detail::node_order::by_id> {
-    friend detail::lifecycle<basic_maglev, keyplace::node, maglev_config, detail::derivation::any, detail::node_order::by_id>;
+class basic_maglev : public detail::table_strategy<basic_maglev<Unused>, xxh3, keyplace::node, maglev_config,
+                                                   detail::derivation::any, detail::node_order::by_id> {
+    friend detail::lifecycle<basic_maglev, keyplace::node, maglev_config, detail::derivation::any,
+                             detail::node_order::by_id>;
 
 private:
     basic_maglev() = default;
@@ -109,7 +107,8 @@ private:
             offsets[i] = hash(0) % m;
             skips[i] = hash(1) % (m - 1) + 1;
         }
-        this->table_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)), sorted.size());
+        this->table_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)),
+                            sorted.size());
         this->nodes_ = std::move(sorted);
         this->config_ = config;
         return {};
@@ -118,7 +117,6 @@ private:
 
 /// (A template only so that translation units that do not use it do not compile it.)
 using maglev = basic_maglev<>;
-
 
 KEYPLACE_NAMESPACE_END
 

@@ -21,9 +21,6 @@ KEYPLACE_NAMESPACE_BEGIN
 /// Going from N to N+1 nodes moves about N/(N+1) of all keys. build() throws keyplace::error as
 /// every strategy does for the node list; with() and without() rebuild.
 template <class Unused = void>
-class basic_modulo;
-
-template <class Unused>
 class basic_modulo : public detail::lifecycle<basic_modulo<Unused>, keyplace::node, no_config, detail::derivation::any,
                                         detail::node_order::by_id> {
     friend detail::lifecycle<basic_modulo, keyplace::node, no_config, detail::derivation::any, detail::node_order::by_id>;
@@ -49,7 +46,6 @@ private:
 
 /// (A template only so that translation units that do not use it do not compile it.)
 using modulo = basic_modulo<>;
-
 
 KEYPLACE_NAMESPACE_END
 

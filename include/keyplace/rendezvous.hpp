@@ -201,9 +201,6 @@ private:
 /// finite and > 0, below 2^-16 or above 2^37 (weights count in units of 2^-16). O(N log N).
 /// with() and without() are O(N).
 template <class Unused = void>
-class basic_rendezvous;
-
-template <class Unused>
 class basic_rendezvous : public detail::lifecycle<basic_rendezvous<Unused>, keyplace::node, no_config, detail::derivation::any,
                                             detail::node_order::by_id> {
     friend detail::lifecycle<basic_rendezvous, keyplace::node, no_config, detail::derivation::any,
@@ -289,7 +286,6 @@ private:
 
 /// (A template only so that translation units that do not use it do not compile it.)
 using rendezvous = basic_rendezvous<>;
-
 
 KEYPLACE_NAMESPACE_END
 

@@ -253,9 +253,6 @@ namespace compat {
 /// O(R log R) for R ring entries. with() appends a host and without() removes one, rebuilding
 /// as Envoy does on a host set change.
 template <class Unused = void>
-class basic_envoy_ring_hash;
-
-template <class Unused>
 class basic_envoy_ring_hash
     : public detail::ring_strategy<basic_envoy_ring_hash<Unused>, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
                                    detail::derivation::any, detail::node_order::as_given> {
@@ -357,9 +354,6 @@ using envoy_ring_hash = basic_envoy_ring_hash<>;
 /// aside), and a table size that is not prime (Envoy's message, table_size_not_prime) or above
 /// 5000011 (invalid_table_size). O(M log M) expected. with() and without() rebuild.
 template <class Unused = void>
-class basic_envoy_maglev;
-
-template <class Unused>
 class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
     friend detail::lifecycle<basic_envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
@@ -437,7 +431,6 @@ private:
 
 /// (A template only so that translation units that do not use it do not compile it.)
 using envoy_maglev = basic_envoy_maglev<>;
-
 
 }  // namespace compat
 KEYPLACE_NAMESPACE_END

@@ -90,9 +90,6 @@ struct slot_range {
 /// past 16383 (invalid_slot_range), a slot covered twice (slot_overlap) or not at all
 /// (slot_gap), a range naming a node that is not in nodes (unknown_id); and the node errors.
 template <class Unused = void>
-class basic_redis_cluster;
-
-template <class Unused>
 class basic_redis_cluster
     : public detail::table_strategy<basic_redis_cluster<Unused>, redis_slot_hash, keyplace::node, std::vector<slot_range>,
                                     detail::derivation::none, detail::node_order::by_id> {
@@ -170,7 +167,6 @@ private:
 
 /// (A template only so that translation units that do not use it do not compile it.)
 using redis_cluster = basic_redis_cluster<>;
-
 
 }  // namespace compat
 KEYPLACE_NAMESPACE_END
