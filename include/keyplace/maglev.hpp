@@ -107,7 +107,7 @@ private:
             offsets[i] = hash(0) % m;
             skips[i] = hash(1) % (m - 1) + 1;
         }
-        this->table_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)),
+        this->engine_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)),
                             sorted.size());
         this->nodes_ = std::move(sorted);
         this->config_ = config;

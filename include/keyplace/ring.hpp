@@ -144,7 +144,7 @@ private:
         }
         // The total order is (point, node index, vnode index); two entries equal in point and
         // node are indistinguishable in the arrays, so the engine's (point, owner) order suffices.
-        if (auto f = this->ring_.assign(std::move(entries), sorted.size(), lookup_rule::at_or_after)) {
+        if (auto f = this->engine_.assign(std::move(entries), sorted.size(), lookup_rule::at_or_after)) {
             return f;
         }
         this->nodes_ = std::move(sorted);
@@ -168,7 +168,7 @@ private:
         const auto at = std::lower_bound(from.nodes_.begin(), from.nodes_.end(), n.id,
                                          [](const node& a, const std::string& id) { return a.id < id; });
         const auto k = static_cast<std::uint32_t>(at - from.nodes_.begin());
-        this->ring_.assign_merged(from.ring_, fresh, k);
+        this->engine_.assign_merged(from.engine_, fresh, k);
         this->nodes_.reserve(from.nodes_.size() + 1);
         this->nodes_.assign(from.nodes_.begin(), at);
         this->nodes_.push_back(n);
@@ -178,7 +178,7 @@ private:
     }
 
     auto assign_without(const basic_ring& from, node_index gone) -> detail::failure {
-        this->ring_.assign_erased(from.ring_, gone.value);
+        this->engine_.assign_erased(from.engine_, gone.value);
         this->nodes_ = from.nodes_;
         this->nodes_.erase(this->nodes_.begin() + static_cast<std::ptrdiff_t>(gone.value));
         this->config_ = from.config_;

@@ -438,7 +438,7 @@ private:
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (auto f = this->ring_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
+        if (auto f = this->engine_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
             return f;
         }
         this->nodes_ = std::move(nodes);

@@ -327,7 +327,7 @@ private:
                 entries.push_back({h, owner});
             }
         }
-        if (auto f = this->ring_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
+        if (auto f = this->engine_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
             return f;
         }
         this->nodes_.assign(input.begin(), input.end());
@@ -401,7 +401,7 @@ private:
         std::sort(w.hosts.begin(), w.hosts.end(),
                   [](const detail::envoy_host_weight& a, const detail::envoy_host_weight& b) { return a.node < b.node; });
         if (w.hosts.size() == 1) {
-            this->table_.assign_uniform(w.hosts.front().node, m, sorted.size());
+            this->engine_.assign_uniform(w.hosts.front().node, m, sorted.size());
         } else {
             std::vector<std::uint64_t> offsets;
             std::vector<std::uint64_t> skips;
@@ -421,7 +421,7 @@ private:
             for (auto& slot : slots) {
                 slot = w.hosts[slot].node;
             }
-            this->table_.assign(slots, sorted.size());
+            this->engine_.assign(slots, sorted.size());
         }
         this->nodes_ = std::move(sorted);
         this->config_ = config;

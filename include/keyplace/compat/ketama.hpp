@@ -410,7 +410,7 @@ private:
         if (auto f = sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (auto f = this->ring_.assign(std::move(points), nodes.size(), rule.lookup)) {
+        if (auto f = this->engine_.assign(std::move(points), nodes.size(), rule.lookup)) {
             return f;
         }
         this->nodes_ = std::move(nodes);

@@ -68,7 +68,7 @@ private:
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }
-        if (auto f = this->ring_.assign(given.points, input.size(), given.rule)) {
+        if (auto f = this->engine_.assign(given.points, input.size(), given.rule)) {
             return f;
         }
         this->nodes_.assign(input.begin(), input.end());

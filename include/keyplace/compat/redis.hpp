@@ -159,7 +159,7 @@ private:
                 return detail::fail(errc::slot_gap, "slot " + std::to_string(slot) + " is not assigned to any node");
             }
         }
-        this->table_.assign(owner, sorted.size());
+        this->engine_.assign(owner, sorted.size());
         this->nodes_ = std::move(sorted);
         return {};
     }

@@ -8,6 +8,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/fast_mod.hpp>
+#include <keyplace/detail/engine_strategy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
@@ -144,51 +145,21 @@ private:
     std::vector<std::uint64_t> counts_;  // slots per node
 };
 
-/// A strategy that is a slot table: the lifecycle plus the table's query surface, written once.
-/// Derived fills table_ (and nodes_) in its assign().
+/// A strategy that is a slot table: the shared query surface plus the table's own.
 template <class Derived, hasher KeyHash, class Member, class Config, derivation Derives, node_order Order>
-class table_strategy : public lifecycle<Derived, Member, Config, Derives, Order> {
+class table_strategy : public engine_strategy<Derived, slot_table, KeyHash, Member, Config, Derives, Order> {
 public:
-    using key_hash = KeyHash;
-
-    /// slot[point mod M]. O(1).
-    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return table_.pick(point); }
-    /// Distinct nodes from slot point mod M on, wrapping: min(out.size(), holders()) of them.
-    /// O(M) in the worst case, a few slots in the usual one.
-    [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept -> std::size_t {
-        return collect_distinct(*this, point, out);
-    }
-    /// Visits the nodes of slots point mod M, point mod M + 1, ... once around the table
-    /// (repeating nodes with several slots). visit(node_index) returns whether to go on.
-    template <class Visit>
-    void walk(std::uint64_t point, Visit&& visit) const noexcept {
-        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        table_.walk(point, visit);
-    }
     /// M, the number of slots.
-    [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return table_.size(); }
+    [[nodiscard]] auto table_size() const noexcept -> std::uint64_t { return this->engine_.size(); }
     /// The node of slot s < table_size().
-    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return table_.entry(slot); }
+    [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index { return this->engine_.entry(slot); }
     /// Bytes per slot: 1 up to 256 nodes, 2 up to 65536, else 4; 0 when one node takes all.
-    [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return table_.width(); }
+    [[nodiscard]] auto entry_width() const noexcept -> std::size_t { return this->engine_.width(); }
     /// Slots per node, by node index.
-    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> {
-        std::vector<std::size_t> out(this->size());
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            out[i] = static_cast<std::size_t>(table_.count(node_index{static_cast<std::uint32_t>(i)}));
-        }
-        return out;
-    }
-    [[nodiscard]] auto holders() const noexcept -> std::size_t { return table_.holders(); }
-    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return table_.count(i) != 0; }
-    /// The slots: ownership, movement and co-ownership are exact over them.
-    [[nodiscard]] auto regions() const noexcept -> residue_regions { return table_.regions(); }
-    /// Bytes of the slots (per-node state and the node list not counted).
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return table_.memory_bytes(); }
+    [[nodiscard]] auto entries_per_node() const -> std::vector<std::size_t> { return this->counts_per_node(); }
 
 protected:
     table_strategy() = default;
-    slot_table table_;
 };
 
 }  // namespace detail

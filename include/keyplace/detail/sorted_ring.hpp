@@ -6,6 +6,7 @@
 #define KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/engine_strategy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
@@ -237,55 +238,27 @@ private:
     std::size_t holders_ = 0;
 };
 
-
-/// A strategy that is a sorted ring: the lifecycle plus the ring's whole query surface, written
-/// once for every ring. Derived fills ring_ (and nodes_) in its assign().
+/// A strategy that is a sorted ring: the shared query surface plus the ring's own.
 template <class Derived, std::integral Point, hasher KeyHash, class Member, class Config, derivation Derives,
           node_order Order>
-class ring_strategy : public lifecycle<Derived, Member, Config, Derives, Order> {
+class ring_strategy
+    : public engine_strategy<Derived, sorted_ring<Point>, KeyHash, Member, Config, Derives, Order> {
 public:
     using point_type = Point;
-    using key_hash = KeyHash;
 
-    /// The owner of a hashed key: the first point at or after it (or after it, under
-    /// lookup_rule::after), wrapping to the first point. O(1) expected.
-    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return ring_.pick(hash); }
-    /// The distinct owners clockwise from pick(hash): min(out.size(), holders()) of them.
-    [[nodiscard]] auto pick_n(std::uint64_t hash, std::span<node_index> out) const noexcept -> std::size_t {
-        return collect_distinct(*this, hash, out);
-    }
-    /// Visits the owners of the points clockwise from pick(hash), once around the ring; a node
-    /// with several points is visited at each. visit(node_index) returns whether to go on.
-    template <class Visit>
-    void walk(std::uint64_t hash, Visit&& visit) const noexcept {
-        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
-        ring_.walk(hash, visit);
-    }
     /// The index into points() of the entry that owns a hash.
-    [[nodiscard]] auto entry_of(std::uint64_t hash) const noexcept -> std::size_t { return ring_.entry_of(hash); }
-    /// The points in ring order and, index for index, their owners.
-    [[nodiscard]] auto points() const noexcept -> std::span<const Point> { return ring_.points(); }
-    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return ring_.owners(); }
-    [[nodiscard]] auto rule() const noexcept -> lookup_rule { return ring_.rule(); }
-    /// Points per node, by node index.
-    [[nodiscard]] auto points_per_node() const -> std::vector<std::size_t> {
-        std::vector<std::size_t> out(this->size());
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            out[i] = ring_.count(node_index{static_cast<std::uint32_t>(i)});
-        }
-        return out;
+    [[nodiscard]] auto entry_of(std::uint64_t hash) const noexcept -> std::size_t {
+        return this->engine_.entry_of(hash);
     }
-    /// Nodes that hold at least one point (the ones pick can return), and whether node i does.
-    [[nodiscard]] auto holders() const noexcept -> std::size_t { return ring_.holders(); }
-    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return ring_.count(i) != 0; }
-    /// The arcs: ownership, movement and co-ownership are exact over them.
-    [[nodiscard]] auto regions() const noexcept -> arc_regions<Point> { return ring_.regions(); }
-    /// Bytes of the points, owners and prefix index (per-node state and the node list not counted).
-    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return ring_.memory_bytes(); }
+    /// The points in ring order and, index for index, their owners.
+    [[nodiscard]] auto points() const noexcept -> std::span<const Point> { return this->engine_.points(); }
+    [[nodiscard]] auto owners() const noexcept -> std::span<const node_index> { return this->engine_.owners(); }
+    [[nodiscard]] auto rule() const noexcept -> lookup_rule { return this->engine_.rule(); }
+    /// Points per node, by node index.
+    [[nodiscard]] auto points_per_node() const -> std::vector<std::size_t> { return this->counts_per_node(); }
 
 protected:
     ring_strategy() = default;
-    sorted_ring<Point> ring_;
 };
 
 }  // namespace detail
