@@ -469,6 +469,8 @@ TEST_CASE("envoy: bad input is rejected with an error naming the value", "[envoy
         }
         expect_error(table({{"a"}}, maglev_config(5000077)), errc::invalid_table_size,
                      "maglev table size 5000077 is above Envoy's limit 5000011");
+        expect_error(table({{"a"}}, maglev_config(18446744073709551557ULL)), errc::invalid_table_size,
+                     "18446744073709551557 is above Envoy's limit");
         CHECK(envoy_maglev::build({node{"a"}}, maglev_config(5000011)).table_size() == 5000011);
     }
     SECTION("localities") {

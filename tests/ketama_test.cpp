@@ -293,6 +293,19 @@ TEST_CASE("ketama: Python hash_ring's bisect_right differs from ketama only on e
     const auto ketama = build_ketama(ketama_dialect::libketama, nodes);
     CHECK(ketama.rule() == keyplace::lookup_rule::at_or_after);
     CHECK(ketama.entry_of(ketama.points()[0]) == 0);
+    // An equal point belongs to the last server that wrote it (hash_ring's dict): s218 and s714
+    // share point 1697340005, where key "k265" (MD5 word 1682463378) lands; Python hash_ring's
+    // algorithm, re-run on these servers, answers s714.
+    const auto tied = build_ketama(ketama_dialect::python_hash_ring, std::vector<ketama_server>{{"s218"}, {"s714"}});
+    const auto at = tied.entry_of(keyplace::compat::md5_ketama{}("k265"));
+    CHECK(tied.points()[at] == 1697340005U);
+    CHECK(keyplace::locate(tied, "k265").id == "s714");
+    CHECK(tied.node(tied.owners()[at - 1]).id == "s714");  // both entries of the point
+    // libketama's order for the same servers is by server index.
+    const auto by_index = build_ketama(ketama_dialect::libketama, std::vector<ketama_server>{{"s218"}, {"s714"}});
+    const auto lat = by_index.entry_of(1697340005U);
+    CHECK(by_index.points()[lat] == 1697340005U);
+    CHECK(by_index.node(by_index.owners()[lat]).id == "s218");
     // MD5-keyed dialects refuse another key hash: their clients always hash keys with MD5.
     expect_error([&] { return build_ketama<keyplace::compat::one_at_a_time>(ketama_dialect::python_hash_ring, nodes); },
                  errc::invalid_argument, "hashes keys with MD5");

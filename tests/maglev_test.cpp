@@ -237,6 +237,12 @@ TEST_CASE("maglev: bad input is rejected with an error naming it, nothing change
     expect_error([&] { return maglev::build(five, {.table_size = 0}); }, errc::table_size_not_prime, "table size 0 ");
     expect_error([&] { return maglev::build(five, {.table_size = 3}); }, errc::invalid_table_size, "table size 3 is smaller than the 5 nodes");
     expect_error([&] { return maglev::build(five, {.table_size = 4294967311ULL}); }, errc::invalid_table_size, "4294967311");
+    // The limit is checked before primality: the largest 64-bit prime is refused at once, not
+    // after 2^31 trial divisions (nor forever: d * d once wrapped past 2^64).
+    expect_error([&] { return maglev::build(five, {.table_size = 18446744073709551557ULL}); }, errc::invalid_table_size,
+                 "18446744073709551557 is above the largest");
+    CHECK(keyplace::detail::is_prime(4294967311ULL));
+    CHECK_FALSE(keyplace::detail::is_prime(4294967297ULL));  // 641 x 6700417
     expect_error([] { return maglev::build(std::vector<node>{}); }, errc::empty_membership, "empty");
     expect_error([] { return maglev::build({{"a"}, {"a"}}); }, errc::duplicate_id, "'a'");
     expect_error([] { return maglev::build({{"a", 0.0}}); }, errc::invalid_weight, "'a': weight 0 ");

@@ -315,6 +315,18 @@ TEST_CASE("replicas: nodes that hold no keys take no copies: refused, or degrade
         CHECK(ring.holds(out[0]));
         CHECK(ring.holds(out[1]));
     }
+    // The level achieved counts the copies placed: a and b on distinct racks are rack-spread.
+    const keyplace::location l1{"r", "z1", "k1"};
+    const keyplace::location l2{"r", "z2", "k2"};
+    const keyplace::location l3{"r", "z3", "k3"};
+    keyplace::compat::envoy_ring_hash_config racks;
+    racks.locality_weights = {{l1, 1}, {l2, 1}, {l3, 0}};
+    const auto spread = envoy_ring_hash::build({{"a", 1, l1}, {"b", 1, l2}, {"c", 1, l3}}, racks);
+    const auto rack_relaxed = replica_placer<envoy_ring_hash>::build(
+        spread, {.count = 3, .spread = failure_domain::rack, .on_shortfall = shortfall::relax});
+    CHECK(rack_relaxed.count() == 2);
+    CHECK(rack_relaxed.achieved() == failure_domain::rack);
+    CHECK(rack_relaxed.degraded());
     // Two copies fit the holders: not degraded.
     CHECK_FALSE(replica_placer<envoy_ring_hash>::build(ring, {.count = 2}).degraded());
     // A ketama server whose share rounds to no point is the same case (libketama: 61 servers

@@ -320,7 +320,32 @@ struct tiny_traits {
 };
 using tiny_ring = keyplace::basic_ring<tiny_traits>;
 
+// A configuration that gives nodes named "z..." no points (and does not call that an error).
+struct pointless_z_traits : keyplace::native_ring_traits {
+    static auto point_count(const node& n, const keyplace::ring_config& c, std::size_t& count)
+        -> keyplace::detail::failure {
+        auto f = keyplace::native_ring_traits::point_count(n, c, count);
+        count = n.id.front() == 'z' ? 0 : count;
+        return f;
+    }
+};
+
 }  // namespace
+
+TEST_CASE("ring: a derivation that would leave no point fails, and a node without points holds nothing",
+          "[ring][errors]") {
+    using pointless = keyplace::basic_ring<pointless_z_traits>;
+    using keyplace::errc;
+    const auto r = pointless::build({{"a"}, {"z"}});
+    CHECK(r.holders() == 1);
+    CHECK_FALSE(r.holds(*r.find("z")));
+    expect_error([&] { return r.without("a"); }, errc::no_points, "no points");
+    keyplace::error_info err;
+    CHECK_FALSE(r.try_without("a", err).has_value());
+    CHECK(err == errc::no_points);
+    CHECK(r.without("z").holders() == 1);
+    expect_error([] { return pointless::build({{"z"}}); }, errc::no_points, "no points");
+}
 
 TEST_CASE("ring: equal points are ordered by node index, in build and in derivations", "[ring]") {
     const auto nodes = make_nodes(5);

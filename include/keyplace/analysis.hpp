@@ -132,8 +132,9 @@ template <class Point>
 [[nodiscard]] auto refine_together(const arc_regions<Point>& a, const arc_regions<Point>& b) noexcept -> bool {
     return a.rule == b.rule;
 }
-/// Residues modulo a and modulo b refine together into residues modulo lcm(a, b), enumerated
-/// only up to this many (Maglev tables of two prime sizes are sampled instead).
+/// Residues modulo a and modulo b of different moduli refine together into residues modulo
+/// lcm(a, b), enumerated only up to this many (Maglev tables of two prime sizes are sampled
+/// instead); tables of one size are compared slot by slot, as ownership enumerates them.
 inline constexpr std::uint64_t max_common_residues = std::uint64_t{1} << 24;
 
 [[nodiscard]] constexpr auto common_modulus(std::uint64_t a, std::uint64_t b) noexcept -> std::uint64_t {
@@ -401,9 +402,9 @@ template <placement_strategy A, placement_strategy B>
 
 /// Movement between two placements over the whole hash space: exact where both enumerate
 /// regions with a common refinement (two rings of one point type and lookup rule: the merged
-/// points cut the circle into arcs on which both owners are constant; two tables or moduli: the
-/// residues modulo their least common multiple, up to max_common_residues of them); otherwise
-/// over analysis_sample().
+/// points cut the circle into arcs on which both owners are constant; two tables of one size:
+/// slot by slot; two moduli that differ: the residues modulo their least common multiple, up to
+/// max_common_residues of them); otherwise over analysis_sample().
 template <placement_strategy A, placement_strategy B>
 [[nodiscard]] auto movement(const A& before, const B& after) -> movement_report {
     if constexpr (region_strategy<A> && region_strategy<B>) {

@@ -79,13 +79,13 @@ private:
 
     auto assign(std::span<const keyplace::node> input, const maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
-        if (!detail::is_prime(m)) {
-            return detail::fail(errc::table_size_not_prime, "table size " + std::to_string(m) + " is not a prime");
-        }
-        if (m > maglev_max_table_size) {
+        if (m > maglev_max_table_size) {  // first: primality of a huge value costs up to 2^31 divisions
             return detail::fail(errc::invalid_table_size, "table size " + std::to_string(m) +
                                                               " is above the largest, " +
                                                               std::to_string(maglev_max_table_size));
+        }
+        if (!detail::is_prime(m)) {
+            return detail::fail(errc::table_size_not_prime, "table size " + std::to_string(m) + " is not a prime");
         }
         std::vector<keyplace::node> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {

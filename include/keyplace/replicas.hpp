@@ -332,8 +332,9 @@ private:
         // domains suffice; that level is what every key achieves. If even single holders do
         // not suffice (relax only), every key gets as many copies as there are holders.
         failure_domain achieved = failure_domain::node;
+        const std::size_t placed = std::min(total, reachable[0]);
         for (int l = static_cast<int>(spread); l >= 0; --l) {
-            if (reachable[static_cast<std::size_t>(l)] >= total) {
+            if (reachable[static_cast<std::size_t>(l)] >= placed) {
                 achieved = static_cast<failure_domain>(l);
                 break;
             }
@@ -349,7 +350,7 @@ private:
         quota_ = std::move(quota);
         domain_ = std::move(domain);
         reachable_ = reachable;
-        total_ = std::min(total, reachable[0]);
+        total_ = placed;
         requested_ = total;
         achieved_ = achieved;
         return {};

@@ -178,7 +178,9 @@ private:
     }
 
     auto assign_without(const basic_ring& from, node_index gone) -> detail::failure {
-        this->engine_.assign_erased(from.engine_, gone.value);
+        if (auto f = this->engine_.assign_erased(from.engine_, gone.value)) {
+            return f;
+        }
         this->nodes_ = from.nodes_;
         this->nodes_.erase(this->nodes_.begin() + static_cast<std::ptrdiff_t>(gone.value));
         this->config_ = from.config_;

@@ -381,13 +381,13 @@ private:
 
     auto assign(std::span<const keyplace::node> input, const envoy_maglev_config& config) -> detail::failure {
         const std::uint64_t m = config.table_size;
+        if (m > envoy_max_table_size) {  // first: primality of a huge value costs up to 2^31 divisions
+            return detail::fail(errc::invalid_table_size,
+                                "maglev table size " + std::to_string(m) + " is above Envoy's limit 5000011");
+        }
         if (!detail::is_prime(m)) {
             return detail::fail(errc::table_size_not_prime,
                                 "The table size of maglev must be prime number: " + std::to_string(m));
-        }
-        if (m > envoy_max_table_size) {
-            return detail::fail(errc::invalid_table_size,
-                                "maglev table size " + std::to_string(m) + " is above Envoy's limit 5000011");
         }
         std::vector<keyplace::node> sorted;
         detail::envoy_weights w;

@@ -18,7 +18,8 @@
 //
 // Equal points are ordered by server index (position in the input), libmemcached's rule;
 // libketama's qsort leaves that order unspecified, so it agrees with us wherever its points are
-// distinct (all published vectors). Server index = input order: if libmemcached's SORT_HOSTS
+// distinct (all published vectors). Python hash_ring keeps its points in a dict, so an equal
+// point belongs to the last server that wrote it, and so it does here. Server index = input order: if libmemcached's SORT_HOSTS
 // behaviour is on, pass the servers sorted as it sorts them (host by strcmp, then port).
 // With one server libmemcached skips hashing and returns it; a one-server continuum here picks
 // it for every key too. With HASH_WITH_PREFIX_KEY on, hash the namespace-prefixed key.
@@ -263,15 +264,18 @@ struct ketama_rule {
     lookup_rule lookup;
     bool md5_keys;   ///< the client always hashes keys with MD5 (KeyHash must be md5_ketama)
     bool unit_weights;  ///< every weight must be 1
+    /// Equal points belong to the last server that wrote one (Python's dict, ring[key] = node),
+    /// not to the first in server order (libmemcached's sort).
+    bool last_writer_wins;
 };
 
 /// By compat::ketama_dialect, in its order.
 inline constexpr ketama_rule ketama_rules[] = {
-    {ketama_name::host_or_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false},
-    {ketama_name::slash_host_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false},
-    {ketama_name::host_or_port, ketama_count::hundred, 1, lookup_rule::at_or_after, false, true},
-    {ketama_name::verbatim, ketama_count::libketama, 4, lookup_rule::at_or_after, true, false},
-    {ketama_name::verbatim, ketama_count::python, 3, lookup_rule::after, true, false},
+    {ketama_name::host_or_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false, false},
+    {ketama_name::slash_host_port, ketama_count::libmemcached, 4, lookup_rule::at_or_after, false, false, false},
+    {ketama_name::host_or_port, ketama_count::hundred, 1, lookup_rule::at_or_after, false, true, false},
+    {ketama_name::verbatim, ketama_count::libketama, 4, lookup_rule::at_or_after, true, false, false},
+    {ketama_name::verbatim, ketama_count::python, 3, lookup_rule::after, true, false, true},
 };
 
 [[nodiscard]] inline auto ketama_rule_of(compat::ketama_dialect d) noexcept -> const ketama_rule& {
@@ -369,8 +373,18 @@ private:
             total += s.weight;
         }
         const auto count = static_cast<std::uint32_t>(servers.size());
+        std::vector<std::uint32_t> strings(servers.size());
+        std::size_t total_points = 0;
+        for (std::size_t i = 0; i < servers.size(); ++i) {
+            strings[i] = ketama_strings(rule.count, servers[i].weight, total, count);
+            total_points += std::size_t{strings[i]} * rule.points_per_string;
+        }
+        if (total_points > ring_max_points) {
+            return too_many_points(total_points);  // before allocating them
+        }
         std::vector<keyplace::node> nodes;
         std::vector<ring_point<std::uint32_t>> points;
+        points.reserve(total_points);
         std::string name;
         for (std::uint32_t index = 0; index < count; ++index) {
             const auto& s = servers[index];
@@ -390,9 +404,8 @@ private:
                 name = s.address;
                 nodes.push_back(keyplace::node{s.address, static_cast<double>(s.weight), {}});
             }
-            const std::uint32_t strings = ketama_strings(rule.count, s.weight, total, count);
             const std::size_t stem = name.size();
-            for (std::uint32_t i = 0; i < strings; ++i) {
+            for (std::uint32_t i = 0; i < strings[index]; ++i) {
                 name.resize(stem);
                 name += '-';
                 name += std::to_string(i);
@@ -409,6 +422,22 @@ private:
         std::vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
         if (auto f = sorted_membership(nodes, sorted)) {
             return f;
+        }
+        if (rule.last_writer_wins) {
+            // Every point of a run of equal points goes to the run's last server.
+            std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+                return a.point != b.point ? a.point < b.point : a.owner < b.owner;
+            });
+            for (std::size_t end = points.size(); end > 0;) {
+                std::size_t start = end - 1;
+                while (start > 0 && points[start - 1].point == points[end - 1].point) {
+                    --start;
+                }
+                for (std::size_t i = start; i + 1 < end; ++i) {
+                    points[i].owner = points[end - 1].owner;
+                }
+                end = start;
+            }
         }
         if (auto f = this->engine_.assign(std::move(points), nodes.size(), rule.lookup)) {
             return f;
@@ -430,8 +459,6 @@ private:
 using ketama = ketama_ring<md5_ketama>;
 /// libmemcached's unweighted continuum with its default key hash (on signed-char platforms).
 using ketama_one_at_a_time = ketama_ring<one_at_a_time>;
-/// Python hash_ring's continuum: build it with ketama_dialect::python_hash_ring.
-using python_hash_ring = ketama;
 
 /// The continuum of servers (in order: the server index) under a dialect:
 /// ketama_ring<KeyHash>::build(servers, {dialect}).

@@ -55,7 +55,7 @@ private:
     if (n % 2 == 0) {
         return n == 2;
     }
-    for (std::uint64_t d = 3; d * d <= n; d += 2) {
+    for (std::uint64_t d = 3; d <= n / d; d += 2) {  // d <= n / d: d * d would wrap past 2^64
         if (n % d == 0) {
             return false;
         }

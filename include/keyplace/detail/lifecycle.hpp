@@ -48,8 +48,9 @@ enum class node_order : std::uint8_t { by_id, as_given };
 ///     `assign_without(const Derived& from, node_index)`, incremental derivations; without them
 ///     a derivation rebuilds from the members (member_of(i), default nodes()[i]) plus or minus one;
 ///   - for Member other than node, `member_of(std::size_t) -> Member`.
-/// The join check (a node's own validity, an id already present) and the leave checks (an
-/// unknown id, the last node) are made here, before Derived is asked.
+/// The join check (a node's own validity, an id already present; for members other than nodes,
+/// Derived's assign finds a repeated id) and the leave checks (an unknown id, the last node) are
+/// made here, before Derived is asked.
 template <class Derived, class Member, class Config, derivation Derives, node_order Order>
 class lifecycle {
 public:

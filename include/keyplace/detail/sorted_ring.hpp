@@ -116,8 +116,12 @@ public:
         finish();
     }
 
-    /// from without node gone's points (owners above it shift down). O(T).
-    void assign_erased(const sorted_ring& from, std::uint32_t gone) {
+    /// from without node gone's points (owners above it shift down). O(T). Fails if no point
+    /// would remain (a configuration whose point_count gave the other nodes none).
+    auto assign_erased(const sorted_ring& from, std::uint32_t gone) -> failure {
+        if (from.counts_[gone] == from.points_.size()) {
+            return fail(errc::no_points, "without its only node with points the ring would have no points");
+        }
         points_.clear();
         owners_.clear();
         points_.reserve(from.points_.size());
@@ -133,6 +137,7 @@ public:
         counts_.erase(counts_.begin() + gone);
         rule_ = from.rule_;
         finish();
+        return {};
     }
 
     [[nodiscard]] auto points() const noexcept -> std::span<const Point> { return points_; }
@@ -150,7 +155,7 @@ public:
 
     /// The index of the entry that owns a key's point: the first point >= it (the first of a run
     /// of equal points), or > it under lookup_rule::after; 0 past the last point. O(1) expected
-    /// (a prefix index and a short scan), O(log T) at worst.
+    /// (a prefix index, then a branch-free halving in its bucket of about four points).
     [[nodiscard]] auto entry_of(std::uint64_t hash) const noexcept -> std::size_t {
         auto p = static_cast<Point>(hash);
         if (rule_ == lookup_rule::after) {
