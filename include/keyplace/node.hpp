@@ -2,6 +2,7 @@
 #ifndef KEYPLACE_NODE_HPP_INCLUDED
 #define KEYPLACE_NODE_HPP_INCLUDED
 
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/rounding.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/version.hpp>
@@ -76,8 +77,8 @@ inline auto format_weight(double w) -> std::string {
 
 /// Validates a membership and returns it sorted by id (bytewise), the order every
 /// strategy builds from, so input order never matters.
-template <class = void>  // instantiated only where used
-[[nodiscard]] auto sorted_membership(std::span<const node> nodes, std::vector<node>& out)
+template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
+[[nodiscard]] auto sorted_membership(std::span<const node> nodes, std::vector<dependent_t<node, Tag>>& out)
     -> failure {
     if (nodes.empty()) {
         return fail(errc::empty_membership, "the node list is empty");
@@ -87,7 +88,7 @@ template <class = void>  // instantiated only where used
             return f;
         }
     }
-    std::vector<node> sorted(nodes.begin(), nodes.end());
+    std::vector<dependent_t<node, Tag>> sorted(nodes.begin(), nodes.end());
     std::sort(sorted.begin(), sorted.end(),
               [](const node& a, const node& b) { return a.id < b.id; });
     const auto dup = std::adjacent_find(sorted.begin(), sorted.end(), [](const node& a, const node& b) {

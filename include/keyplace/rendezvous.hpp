@@ -6,6 +6,7 @@
 #define KEYPLACE_RENDEZVOUS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/detail/log2.hpp>
 #include <keyplace/detail/weight.hpp>
@@ -36,9 +37,14 @@ namespace detail {
 /// The rendezvous scorer: per node a seed and a quantized weight; for a key every node draws
 /// E = -log2(u) in 2^-48 units, u from the key and the node's seed, and the node with the
 /// smallest E / weight wins (ties to the lower index). Not API.
-class rendezvous_scorer {
+template <class Unused = void>
+class basic_rendezvous_scorer {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+
 public:
-    rendezvous_scorer() : table_(&log2_table()) {}
+    basic_rendezvous_scorer() : table_(&log2_table()) {}
 
     /// Sets node at's seed (node_hash(id, 0)) and quantized weight, shifting the later ones up.
     void insert(std::size_t at, std::string_view id, std::uint64_t weight) {
@@ -185,10 +191,13 @@ private:
         return b.beats(a) || (!a.beats(b) && ia > ib);
     }
 
-    std::vector<std::uint64_t> seeds_;
-    std::vector<std::uint64_t> weights_;
+    lazy_vector<std::uint64_t> seeds_;
+    lazy_vector<std::uint64_t> weights_;
     const log2_table_type* table_;
 };
+
+/// (A template only so that translation units that do not use it do not compile it.)
+using rendezvous_scorer = basic_rendezvous_scorer<>;
 
 }  // namespace detail
 

@@ -5,6 +5,7 @@
 #define KEYPLACE_REPLICAS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
@@ -98,6 +99,10 @@ struct replica_result {
 /// other rack-less node of its zone: spread is never overstated.
 template <ordered_placement_strategy S>
 class replica_placer {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, S>>;
+
 public:
     /// Throws keyplace::error: count 0 or more copies than nodes, whatever the shortfall rule
     /// (invalid_replica_count); an unknown level (invalid_argument); an empty location part at
@@ -237,8 +242,8 @@ private:
                             "s: choose a finer spread level");
         }
         // Groups: the counted domains, or one group holding every node.
-        std::vector<std::uint32_t> group(nodes.size(), counted ? no_group : 0);
-        std::vector<std::size_t> quota;
+        lazy_vector<std::uint32_t> group(nodes.size(), counted ? no_group : 0);
+        lazy_vector<std::size_t> quota;
         std::size_t total = 0;
         if (counted) {
             std::map<std::string, std::uint32_t> names;
@@ -252,7 +257,7 @@ private:
                 quota.push_back(dc.count);
                 total += dc.count;
             }
-            std::vector<std::size_t> members(quota.size(), 0);
+            lazy_vector<std::size_t> members(quota.size(), 0);
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 if (part(nodes[i], policy.count_level).empty()) {
                     return fail(errc::missing_location,
@@ -303,11 +308,11 @@ private:
         }
         // Dense domain ids per level, and per level how many copies the passes down to it can
         // hold: per group, min(quota, distinct domains of the group at that level).
-        std::array<std::vector<std::uint32_t>, levels> domain;
+        std::array<lazy_vector<std::uint32_t>, levels> domain;
         std::array<std::size_t, levels> reachable{};
         for (std::size_t l = 0; l < levels; ++l) {
             std::map<std::string, std::uint32_t> ids;
-            std::vector<std::map<std::uint32_t, bool>> seen(quota.size());
+            lazy_vector<std::map<std::uint32_t, bool>> seen(quota.size());
             domain[l].resize(nodes.size());
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 const auto id = ids.emplace(path(nodes[i], static_cast<failure_domain>(l)),
@@ -357,8 +362,8 @@ private:
     }
 
     static auto shortfall_error(const replica_policy& policy, std::span<const node> nodes,
-                                const std::vector<std::uint32_t>& group, const std::vector<std::size_t>& quota,
-                                const std::vector<std::uint32_t>& domain, std::size_t idle) -> detail::failure {
+                                const lazy_vector<std::uint32_t>& group, const lazy_vector<std::size_t>& quota,
+                                const lazy_vector<std::uint32_t>& domain, std::size_t idle) -> detail::failure {
         const std::string level(to_string(policy.spread));
         for (std::size_t g = 0; g < quota.size(); ++g) {
             std::map<std::uint32_t, std::string> names;
@@ -388,9 +393,9 @@ private:
 
     std::shared_ptr<const S> strategy_;
     replica_policy policy_{};
-    std::vector<std::uint32_t> group_;
-    std::vector<std::size_t> quota_;
-    std::array<std::vector<std::uint32_t>, levels> domain_;
+    lazy_vector<std::uint32_t> group_;
+    lazy_vector<std::size_t> quota_;
+    std::array<lazy_vector<std::uint32_t>, levels> domain_;
     std::array<std::size_t, levels> reachable_{};
     std::size_t total_ = 0;      // copies each key gets
     std::size_t requested_ = 0;  // copies the policy asks for

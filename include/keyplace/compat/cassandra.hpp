@@ -6,6 +6,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
@@ -21,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -144,43 +146,48 @@ enum class murmur3_tail { canonical, cassandra };
     return h1 == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max() : h1;
 }
 
-/// Partition-key serialization, as Cassandra hashes it.
+/// Partition-key serialization, as Cassandra hashes it. Byte is always std::byte: a parameter
+/// only so that the vectors' constexpr members are instantiated where a key is serialized, not
+/// in every translation unit that includes this header.
 namespace cql {
 
 /// int: 4 bytes big-endian.
-[[nodiscard]] inline auto int32(std::int32_t v) -> std::vector<std::byte> {
-    std::vector<std::byte> out(4);
+template <class Byte = std::byte>
+[[nodiscard]] auto int32(std::int32_t v) -> std::vector<Byte> {
+    std::vector<Byte> out(4);
     const auto u = static_cast<std::uint32_t>(v);
     for (std::size_t i = 0; i < 4; ++i) {
-        out[i] = static_cast<std::byte>((u >> (24 - 8 * i)) & 0xffU);
+        out[i] = static_cast<Byte>((u >> (24 - 8 * i)) & 0xffU);
     }
     return out;
 }
 /// bigint: 8 bytes big-endian.
-[[nodiscard]] inline auto bigint(std::int64_t v) -> std::vector<std::byte> {
-    std::vector<std::byte> out(8);
+template <class Byte = std::byte>
+[[nodiscard]] auto bigint(std::int64_t v) -> std::vector<Byte> {
+    std::vector<Byte> out(8);
     const auto u = static_cast<std::uint64_t>(v);
     for (std::size_t i = 0; i < 8; ++i) {
-        out[i] = static_cast<std::byte>((u >> (56 - 8 * i)) & 0xffU);
+        out[i] = static_cast<Byte>((u >> (56 - 8 * i)) & 0xffU);
     }
     return out;
 }
 /// text: the UTF-8 bytes as given.
-[[nodiscard]] inline auto text(std::string_view s) -> std::vector<std::byte> {
-    std::vector<std::byte> out(s.size());
+template <class Byte = std::byte>
+[[nodiscard]] auto text(std::string_view s) -> std::vector<Byte> {
+    std::vector<Byte> out(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {
-        out[i] = static_cast<std::byte>(s[i]);
+        out[i] = static_cast<Byte>(s[i]);
     }
     return out;
 }
 /// uuid: the 16 bytes in big-endian (text) order, from "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
 /// nothing if the text is not a UUID.
-template <class = void>  // instantiated only where used
-[[nodiscard]] auto uuid(std::string_view s) -> std::optional<std::vector<std::byte>> {
+template <class Byte = std::byte>
+[[nodiscard]] auto uuid(std::string_view s) -> std::optional<std::vector<Byte>> {
     if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') {
         return std::nullopt;
     }
-    std::vector<std::byte> out;
+    std::vector<Byte> out;
     int high = -1;
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (i == 8 || i == 13 || i == 18 || i == 23) {
@@ -194,31 +201,32 @@ template <class = void>  // instantiated only where used
         if (high < 0) {
             high = v;
         } else {
-            out.push_back(static_cast<std::byte>(high * 16 + v));
+            out.push_back(static_cast<Byte>(high * 16 + v));
             high = -1;
         }
     }
     return out;
 }
 /// blob: the bytes as given.
-[[nodiscard]] inline auto blob(std::span<const std::byte> bytes) -> std::vector<std::byte> {
+template <class Byte = std::byte>
+[[nodiscard]] auto blob(std::span<const std::type_identity_t<Byte>> bytes) -> std::vector<Byte> {
     return {bytes.begin(), bytes.end()};
 }
 /// blob from CQL's literal form "0x..." (hex digits, either case, even count); nothing if the
 /// text is not one.
-template <class = void>  // instantiated only where used
-[[nodiscard]] auto blob(std::string_view literal) -> std::optional<std::vector<std::byte>> {
+template <class Byte = std::byte>
+[[nodiscard]] auto blob(std::string_view literal) -> std::optional<std::vector<Byte>> {
     if (literal.size() < 2 || literal[0] != '0' || (literal[1] != 'x' && literal[1] != 'X') || literal.size() % 2 != 0) {
         return std::nullopt;
     }
-    std::vector<std::byte> out;
+    std::vector<Byte> out;
     for (std::size_t i = 2; i < literal.size(); i += 2) {
         const int hi = keyplace::detail::hex_digit(literal[i]);
         const int lo = keyplace::detail::hex_digit(literal[i + 1]);
         if (hi < 0 || lo < 0) {
             return std::nullopt;
         }
-        out.push_back(static_cast<std::byte>(hi * 16 + lo));
+        out.push_back(static_cast<Byte>(hi * 16 + lo));
     }
     return out;
 }
@@ -226,8 +234,8 @@ template <class = void>  // instantiated only where used
 inline constexpr std::size_t composite_component_limit = 65535;
 /// A composite partition key: each component as [uint16 big-endian length][bytes][0x00].
 /// Throws keyplace::error (invalid_argument) naming a component longer than 65535 bytes.
-template <class = void>  // instantiated only where used
-[[nodiscard]] auto composite(std::span<const std::vector<std::byte>> components) -> std::vector<std::byte> {
+template <class Byte = std::byte>
+[[nodiscard]] auto composite(std::span<const std::vector<std::type_identity_t<Byte>>> components) -> std::vector<Byte> {
     for (std::size_t i = 0; i < components.size(); ++i) {
         if (components[i].size() > composite_component_limit) {
             keyplace::detail::raise(keyplace::detail::fail(
@@ -235,12 +243,12 @@ template <class = void>  // instantiated only where used
                                             std::to_string(components[i].size()) + " bytes; the limit is 65535"));
         }
     }
-    std::vector<std::byte> out;
+    std::vector<Byte> out;
     for (const auto& c : components) {
-        out.push_back(static_cast<std::byte>((c.size() >> 8) & 0xffU));
-        out.push_back(static_cast<std::byte>(c.size() & 0xffU));
+        out.push_back(static_cast<Byte>((c.size() >> 8) & 0xffU));
+        out.push_back(static_cast<Byte>(c.size() & 0xffU));
         out.insert(out.end(), c.begin(), c.end());
-        out.push_back(std::byte{0});
+        out.push_back(Byte{0});
     }
     return out;
 }
@@ -309,6 +317,10 @@ template <class Unused>
 class basic_cassandra_ring
     : public detail::ring_strategy<basic_cassandra_ring<Unused>, std::int64_t, murmur3_partitioner, cassandra_endpoint, no_config,
                                    detail::derivation::any, detail::node_order::as_given> {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+
     friend detail::lifecycle<basic_cassandra_ring, cassandra_endpoint, no_config, detail::derivation::any,
                              detail::node_order::as_given>;
 
@@ -344,7 +356,7 @@ public:
         nts_replication plan;
         plan.wanted_.assign(dc_names_.size(), 0);
         plan.repeats_.assign(dc_names_.size(), 0);
-        std::vector<bool> named(dc_names_.size(), false);
+        lazy_vector<bool> named(dc_names_.size(), false);
         for (const dc_replication& o : options) {
             const auto it = std::find(dc_names_.begin(), dc_names_.end(), o.dc);
             if (it == dc_names_.end()) {
@@ -418,8 +430,8 @@ private:
     basic_cassandra_ring() = default;
 
     auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
-        std::vector<keyplace::node> nodes;
-        std::vector<ring_point<std::int64_t>> entries;
+        lazy_vector<keyplace::node> nodes;
+        lazy_vector<ring_point<std::int64_t>> entries;
         for (std::size_t i = 0; i < endpoints.size(); ++i) {
             const cassandra_endpoint& e = endpoints[i];
             if (e.tokens.empty()) {
@@ -434,7 +446,7 @@ private:
                 entries.push_back({t, static_cast<std::uint32_t>(i)});
             }
         }
-        std::vector<keyplace::node> sorted;  // validates only: the ring keeps the given order
+        lazy_vector<keyplace::node> sorted;  // validates only: the ring keeps the given order
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
@@ -463,7 +475,7 @@ private:
 
     // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
     void index_topology() {
-        std::vector<std::pair<std::string, std::string>> racks;
+        lazy_vector<std::pair<std::string, std::string>> racks;
         for (const keyplace::node& n : this->nodes_) {
             const auto& e = n.where;
             auto d = std::find(dc_names_.begin(), dc_names_.end(), e.region);
@@ -487,11 +499,11 @@ private:
         }
     }
 
-    std::vector<std::string> dc_names_;
-    std::vector<std::uint32_t> dc_nodes_;
-    std::vector<std::uint32_t> dc_racks_;
-    std::vector<std::uint32_t> node_dc_;
-    std::vector<std::uint32_t> node_rack_;
+    lazy_vector<std::string> dc_names_;
+    lazy_vector<std::uint32_t> dc_nodes_;
+    lazy_vector<std::uint32_t> dc_racks_;
+    lazy_vector<std::uint32_t> node_dc_;
+    lazy_vector<std::uint32_t> node_rack_;
 };
 /// The Cassandra token ring (see basic_cassandra_ring; a template only so that translation units
 /// that do not use it do not compile it).

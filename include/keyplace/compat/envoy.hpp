@@ -18,6 +18,7 @@
 #include <keyplace/detail/rounding.hpp>
 #include <keyplace/detail/slot_table.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -121,8 +122,8 @@ auto envoy_locality_name(const location& where) -> std::string {
 }
 
 /// Appends the hosts of one group (all nodes, or one locality) with their normalized weights.
-template <class = void>  // instantiated only where used
-auto envoy_normalize_group(std::span<const node> nodes, const std::vector<std::uint32_t>& members,
+template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
+auto envoy_normalize_group(std::span<const node> nodes, const std::vector<dependent_t<std::uint32_t, Tag>>& members,
                                   double share, const std::string& group, envoy_weights& out) -> failure {
     std::uint64_t sum = 0;
     for (const std::uint32_t i : members) {
@@ -146,7 +147,7 @@ auto envoy_normalize_group(std::span<const node> nodes, const std::vector<std::u
 /// in Envoy's order (upstream_impl.cc builds it from a std::map with LocalityLess): the Envoy
 /// node's own locality (local) first, then by (region, zone, sub_zone); only localities that
 /// hold nodes are in Envoy's list, so only their weights are summed. O(n * L + L log L).
-template <class = void>  // instantiated only where used
+template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
 auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
                             const location* local, envoy_weights& out) -> failure {
     for (const node& n : nodes) {
@@ -158,7 +159,7 @@ auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_
     }
     envoy_weights w;
     if (localities.empty()) {
-        std::vector<std::uint32_t> all(nodes.size());
+        std::vector<dependent_t<std::uint32_t, Tag>> all(nodes.size());
         for (std::size_t i = 0; i < all.size(); ++i) {
             all[i] = static_cast<std::uint32_t>(i);
         }
@@ -168,7 +169,7 @@ auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_
         out = std::move(w);
         return {};
     }
-    std::vector<compat::envoy_locality_weight> order(localities.begin(), localities.end());
+    std::vector<dependent_t<compat::envoy_locality_weight, Tag>> order(localities.begin(), localities.end());
     // Envoy's order: the local locality first, then by (region, zone, sub_zone).
     const auto before = [local](const location& a, const location& b) {
         const bool a_local = local != nullptr && a == *local;
@@ -187,7 +188,7 @@ auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_
     if (twice != order.end()) {
         return fail(errc::duplicate_domain, envoy_locality_name(twice->where) + " has more than one weight");
     }
-    std::vector<std::vector<std::uint32_t>> members(order.size());
+    std::vector<dependent_t<std::vector<std::uint32_t>, Tag>> members(order.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto it = std::find_if(order.begin(), order.end(),
                                      [&](const compat::envoy_locality_weight& l) { return l.where == nodes[i].where; });
@@ -256,6 +257,10 @@ template <class Unused = void>
 class basic_envoy_ring_hash
     : public detail::ring_strategy<basic_envoy_ring_hash<Unused>, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
                                    detail::derivation::any, detail::node_order::as_given> {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+
     friend detail::lifecycle<basic_envoy_ring_hash, keyplace::node, envoy_ring_hash_config, detail::derivation::any,
                              detail::node_order::as_given>;
 
@@ -294,7 +299,7 @@ private:
         if (auto f = check_sizes(config)) {
             return f;
         }
-        std::vector<keyplace::node> sorted;  // only validates: the ring keeps Envoy's host order
+        lazy_vector<keyplace::node> sorted;  // only validates: the ring keeps Envoy's host order
         detail::envoy_weights w;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
@@ -306,7 +311,7 @@ private:
         // Scale so the lightest host gets a whole number of entries, capped at max_ring_size.
         const double scale = std::min(detail::ceil_nonnegative(w.min * static_cast<double>(config.min_ring_size)) / w.min,
                                       static_cast<double>(config.max_ring_size));
-        std::vector<ring_point<std::uint64_t>> entries;
+        lazy_vector<ring_point<std::uint64_t>> entries;
         entries.reserve(static_cast<std::size_t>(detail::ceil_nonnegative(scale)) + 1);
         std::string buf;
         double current = 0.0;
@@ -356,6 +361,10 @@ using envoy_ring_hash = basic_envoy_ring_hash<>;
 template <class Unused = void>
 class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+
     friend detail::lifecycle<basic_envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
                              detail::node_order::by_id>;
 
@@ -389,7 +398,7 @@ private:
             return detail::fail(errc::table_size_not_prime,
                                 "The table size of maglev must be prime number: " + std::to_string(m));
         }
-        std::vector<keyplace::node> sorted;
+        lazy_vector<keyplace::node> sorted;
         detail::envoy_weights w;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
@@ -403,9 +412,9 @@ private:
         if (w.hosts.size() == 1) {
             this->engine_.assign_uniform(w.hosts.front().node, m, sorted.size());
         } else {
-            std::vector<std::uint64_t> offsets;
-            std::vector<std::uint64_t> skips;
-            std::vector<double> target(w.hosts.size(), 0.0);
+            lazy_vector<std::uint64_t> offsets;
+            lazy_vector<std::uint64_t> skips;
+            lazy_vector<double> target(w.hosts.size(), 0.0);
             for (const auto& host : w.hosts) {
                 offsets.push_back(offset(sorted[host.node].id, m));
                 skips.push_back(skip(sorted[host.node].id, m));

@@ -31,6 +31,7 @@
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/md5.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/sorted_ring.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/error.hpp>
@@ -321,6 +322,10 @@ template <hasher KeyHash>
 class ketama_ring : public keyplace::detail::ring_strategy<ketama_ring<KeyHash>, std::uint32_t, KeyHash, ketama_server,
                                                            ketama_config, keyplace::detail::derivation::any,
                                                            keyplace::detail::node_order::as_given> {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, KeyHash>>;
+
     friend keyplace::detail::lifecycle<ketama_ring, ketama_server, ketama_config, keyplace::detail::derivation::any,
                                        keyplace::detail::node_order::as_given>;
 
@@ -373,7 +378,7 @@ private:
             total += s.weight;
         }
         const auto count = static_cast<std::uint32_t>(servers.size());
-        std::vector<std::uint32_t> strings(servers.size());
+        lazy_vector<std::uint32_t> strings(servers.size());
         std::size_t total_points = 0;
         for (std::size_t i = 0; i < servers.size(); ++i) {
             strings[i] = ketama_strings(rule.count, servers[i].weight, total, count);
@@ -382,8 +387,8 @@ private:
         if (total_points > ring_max_points) {
             return too_many_points(total_points);  // before allocating them
         }
-        std::vector<keyplace::node> nodes;
-        std::vector<ring_point<std::uint32_t>> points;
+        lazy_vector<keyplace::node> nodes;
+        lazy_vector<ring_point<std::uint32_t>> points;
         points.reserve(total_points);
         std::string name;
         for (std::uint32_t index = 0; index < count; ++index) {
@@ -419,7 +424,7 @@ private:
                 }
             }
         }
-        std::vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
+        lazy_vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
         if (auto f = sorted_membership(nodes, sorted)) {
             return f;
         }
@@ -451,7 +456,7 @@ private:
         return {};
     }
 
-    std::vector<std::uint64_t> weights_;
+    lazy_vector<std::uint64_t> weights_;
 };
 
 /// The MD5-keyed continuum: libmemcached weighted and spy, libketama, Python hash_ring, and

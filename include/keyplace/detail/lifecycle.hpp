@@ -5,6 +5,7 @@
 #define KEYPLACE_DETAIL_LIFECYCLE_HPP_INCLUDED
 
 #include <keyplace/config.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
@@ -164,7 +165,7 @@ protected:
     lifecycle() = default;
 
     struct unstored {};
-    std::vector<keyplace::node> nodes_;
+    std::vector<dependent_t<keyplace::node, Derived>> nodes_;  // a dependent spelling: detail/lazy.hpp
     // Derived::assign stores its configuration here when it derives (rebuilds need it).
     [[no_unique_address]] std::conditional_t<Derives == derivation::none, unstored, Config> config_{};
 

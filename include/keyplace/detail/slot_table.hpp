@@ -7,6 +7,7 @@
 #define KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/engine_strategy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
@@ -57,10 +58,15 @@ template <class Turn>
 
 /// M slots of node indices in the narrowest width that holds them: 1 byte a slot up to 256
 /// nodes, 2 up to 65536, else 4; or no storage when one node takes every slot.
-class slot_table {
+template <class Unused = void>
+class basic_slot_table {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+
 public:
     /// slots[s] is the node of slot s, out of `nodes` nodes.
-    void assign(const std::vector<std::uint32_t>& slots, std::size_t nodes) {
+    void assign(const lazy_vector<std::uint32_t>& slots, std::size_t nodes) {
         size_ = slots.size();
         width_ = nodes <= 256 ? 1 : nodes <= 65536 ? 2 : 4;
         narrow8_.clear();
@@ -139,11 +145,14 @@ private:
     std::uint32_t only_ = 0;
     fast_mod mod_{};
     std::size_t holders_ = 0;
-    std::vector<std::uint8_t> narrow8_;
-    std::vector<std::uint16_t> narrow16_;
-    std::vector<std::uint32_t> wide_;
-    std::vector<std::uint64_t> counts_;  // slots per node
+    lazy_vector<std::uint8_t> narrow8_;
+    lazy_vector<std::uint16_t> narrow16_;
+    lazy_vector<std::uint32_t> wide_;
+    lazy_vector<std::uint64_t> counts_;  // slots per node
 };
+
+/// (A template only so that translation units that do not use it do not compile it.)
+using slot_table = basic_slot_table<>;
 
 /// A strategy that is a slot table: the shared query surface plus the table's own.
 template <class Derived, hasher KeyHash, class Member, class Config, derivation Derives, node_order Order>

@@ -6,6 +6,7 @@
 #define KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/engine_strategy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/error.hpp>
@@ -49,13 +50,17 @@ namespace detail {
 /// to Point modulo 2^bits.
 template <std::integral Point>
 class sorted_ring {
+    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
+    template <class T>
+    using lazy_vector = std::vector<detail::dependent_t<T, Point>>;
+
 public:
     using point_type = Point;
     using entry = ring_point<Point>;
 
     /// Takes unsorted entries over `nodes` nodes. Fails on no entries, more than
     /// ring_max_points, or an owner that is not a node.
-    auto assign(std::vector<entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
+    auto assign(lazy_vector<entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
         if (entries.empty()) {
             return fail(errc::no_points, "the ring has no points");
         }
@@ -234,10 +239,10 @@ private:
             std::count_if(counts_.begin(), counts_.end(), [](std::uint32_t c) { return c != 0; }));
     }
 
-    std::vector<Point> points_;
-    std::vector<node_index> owners_;
-    std::vector<std::uint32_t> counts_;  // points per node
-    std::vector<std::uint32_t> index_;   // prefix index: first entry of each bucket, plus the end
+    lazy_vector<Point> points_;
+    lazy_vector<node_index> owners_;
+    lazy_vector<std::uint32_t> counts_;  // points per node
+    lazy_vector<std::uint32_t> index_;   // prefix index: first entry of each bucket, plus the end
     unsigned index_shift_ = 0;
     lookup_rule rule_ = lookup_rule::at_or_after;
     std::size_t holders_ = 0;
