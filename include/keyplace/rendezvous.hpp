@@ -39,9 +39,8 @@ namespace detail {
 /// smallest E / weight wins (ties to the lower index). Not API.
 template <class Unused = void>
 class basic_rendezvous_scorer {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+    using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
 public:
     basic_rendezvous_scorer() : table_(&log2_table()) {}

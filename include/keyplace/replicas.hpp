@@ -99,9 +99,8 @@ struct replica_result {
 /// other rack-less node of its zone: spread is never overstated.
 template <ordered_placement_strategy S>
 class replica_placer {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, S>>;
+    using lazy_vector = detail::lazy_vector<T, S>;  // detail/lazy.hpp
 
 public:
     /// Throws keyplace::error: count 0 or more copies than nodes, whatever the shortfall rule

@@ -317,9 +317,8 @@ template <class Unused>
 class basic_cassandra_ring
     : public detail::ring_strategy<basic_cassandra_ring<Unused>, std::int64_t, murmur3_partitioner, cassandra_endpoint, no_config,
                                    detail::derivation::any, detail::node_order::as_given> {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+    using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
     friend detail::lifecycle<basic_cassandra_ring, cassandra_endpoint, no_config, detail::derivation::any,
                              detail::node_order::as_given>;

@@ -257,9 +257,8 @@ template <class Unused = void>
 class basic_envoy_ring_hash
     : public detail::ring_strategy<basic_envoy_ring_hash<Unused>, std::uint64_t, xxh64, keyplace::node, envoy_ring_hash_config,
                                    detail::derivation::any, detail::node_order::as_given> {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+    using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
     friend detail::lifecycle<basic_envoy_ring_hash, keyplace::node, envoy_ring_hash_config, detail::derivation::any,
                              detail::node_order::as_given>;
@@ -361,9 +360,8 @@ using envoy_ring_hash = basic_envoy_ring_hash<>;
 template <class Unused = void>
 class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+    using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
     friend detail::lifecycle<basic_envoy_maglev, keyplace::node, envoy_maglev_config, detail::derivation::any,
                              detail::node_order::by_id>;

@@ -322,9 +322,8 @@ template <hasher KeyHash>
 class ketama_ring : public keyplace::detail::ring_strategy<ketama_ring<KeyHash>, std::uint32_t, KeyHash, ketama_server,
                                                            ketama_config, keyplace::detail::derivation::any,
                                                            keyplace::detail::node_order::as_given> {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, KeyHash>>;
+    using lazy_vector = detail::lazy_vector<T, KeyHash>;  // detail/lazy.hpp
 
     friend keyplace::detail::lifecycle<ketama_ring, ketama_server, ketama_config, keyplace::detail::derivation::any,
                                        keyplace::detail::node_order::as_given>;

@@ -11,6 +11,8 @@
 
 #include <keyplace/version.hpp>
 
+#include <vector>
+
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
@@ -20,6 +22,10 @@ struct dependent_type {
 };
 template <class T, class Tag>
 using dependent_t = typename dependent_type<T, Tag>::type;
+
+/// std::vector<T>, spelled dependent on Tag.
+template <class T, class Tag>
+using lazy_vector = std::vector<dependent_t<T, Tag>>;
 
 }  // namespace detail
 KEYPLACE_NAMESPACE_END

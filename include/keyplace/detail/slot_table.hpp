@@ -60,9 +60,8 @@ template <class Turn>
 /// nodes, 2 up to 65536, else 4; or no storage when one node takes every slot.
 template <class Unused = void>
 class basic_slot_table {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Unused>>;
+    using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
 public:
     /// slots[s] is the node of slot s, out of `nodes` nodes.
@@ -109,7 +108,6 @@ public:
             default: return node_index{wide_[slot]};
         }
     }
-    [[nodiscard]] auto slot_of(std::uint64_t point) const noexcept -> std::uint64_t { return mod_(point); }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return entry(mod_(point)); }
     /// Slots held by node i.
     [[nodiscard]] auto count(node_index i) const noexcept -> std::uint64_t { return counts_[i.value]; }

@@ -50,9 +50,8 @@ namespace detail {
 /// to Point modulo 2^bits.
 template <std::integral Point>
 class sorted_ring {
-    // std::vector of a type made dependent on the template parameter (detail/lazy.hpp).
     template <class T>
-    using lazy_vector = std::vector<detail::dependent_t<T, Point>>;
+    using lazy_vector = detail::lazy_vector<T, Point>;  // detail/lazy.hpp
 
 public:
     using point_type = Point;
