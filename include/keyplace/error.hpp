@@ -45,6 +45,14 @@ enum class errc : int {
     unknown_domain = 22,        ///< a named domain (region, datacenter, locality) that holds no node
     duplicate_domain = 23,      ///< a domain given more than one count or weight
     missing_location = 24,      ///< a node without the location part a policy needs
+    stale_epoch = 25,           ///< a snapshot whose epoch is not newer than the current one
+    wrong_cluster = 26,         ///< a snapshot of another cluster
+    split_brain = 27,           ///< a snapshot of the current epoch with another fingerprint
+    fingerprint_mismatch = 28,  ///< a stated fingerprint that differs from the computed one
+    invalid_document = 29,      ///< a snapshot document that does not parse or misses a field
+    unknown_strategy = 30,      ///< a strategy name or parameter this library does not know
+    no_owner = 31,              ///< a snapshot in which no node owns keys (now or after)
+    invalid_state = 32,         ///< a node state, or a change of state, that is not allowed
 };
 
 namespace detail {
@@ -77,6 +85,14 @@ public:
             case errc::unknown_domain: return "unknown domain";
             case errc::duplicate_domain: return "duplicate domain";
             case errc::missing_location: return "missing location part";
+            case errc::stale_epoch: return "stale snapshot epoch";
+            case errc::wrong_cluster: return "snapshot of another cluster";
+            case errc::split_brain: return "same epoch, different fingerprint";
+            case errc::fingerprint_mismatch: return "fingerprint mismatch";
+            case errc::invalid_document: return "invalid snapshot document";
+            case errc::unknown_strategy: return "unknown strategy or parameter";
+            case errc::no_owner: return "no node owns keys";
+            case errc::invalid_state: return "invalid node state";
         }
         return "unknown keyplace error";
     }

@@ -1,0 +1,1012 @@
+// keyplace — which node owns a key. Snapshots: an immutable, versioned placement of one cluster
+// (its epoch, its strategy with every parameter, its nodes with their states), the placement now
+// and after the transition it describes, the write set of a key, and the two digests a fleet
+// compares to prove it agrees: the fingerprint of the built placement and the probe digest.
+#ifndef KEYPLACE_SNAPSHOT_HPP_INCLUDED
+#define KEYPLACE_SNAPSHOT_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/config.hpp>
+#include <keyplace/detail/xxhash.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/jump.hpp>
+#include <keyplace/maglev.hpp>
+#include <keyplace/modulo.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/rendezvous.hpp>
+#include <keyplace/replicas.hpp>
+#include <keyplace/ring.hpp>
+#include <keyplace/compat/cassandra.hpp>
+#include <keyplace/compat/envoy.hpp>
+#include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/redis.hpp>
+#include <keyplace/version.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+
+/// The format a snapshot document declares: "keyplace.snapshot/<major>" (or "/<major>.<minor>");
+/// this library reads major 1 and writes exactly this string.
+inline constexpr std::string_view snapshot_format = "keyplace.snapshot/1";
+
+/// A 128-bit digest (XXH3-128). hex() is the 32 hex digits xxhsum -H2 prints: the high half
+/// first, each half big-endian.
+struct digest128 {
+    std::uint64_t high = 0;
+    std::uint64_t low = 0;
+
+    [[nodiscard]] auto hex() const -> std::string {
+        constexpr char digits[] = "0123456789abcdef";
+        std::string out(32, '0');
+        for (int i = 0; i < 16; ++i) {
+            out[static_cast<std::size_t>(15 - i)] = digits[(high >> (4 * i)) & 0xfU];
+            out[static_cast<std::size_t>(31 - i)] = digits[(low >> (4 * i)) & 0xfU];
+        }
+        return out;
+    }
+    /// Parses exactly 32 hex digits (either case).
+    [[nodiscard]] static auto from_hex(std::string_view s) noexcept -> std::optional<digest128> {
+        if (s.size() != 32) {
+            return std::nullopt;
+        }
+        digest128 d;
+        for (std::size_t i = 0; i < 32; ++i) {
+            const char c = s[i];
+            std::uint64_t v = 0;
+            if (c >= '0' && c <= '9') {
+                v = static_cast<std::uint64_t>(c - '0');
+            } else if (c >= 'a' && c <= 'f') {
+                v = static_cast<std::uint64_t>(c - 'a' + 10);
+            } else if (c >= 'A' && c <= 'F') {
+                v = static_cast<std::uint64_t>(c - 'A' + 10);
+            } else {
+                return std::nullopt;
+            }
+            std::uint64_t& half = i < 16 ? d.high : d.low;
+            half = (half << 4) | v;
+        }
+        return d;
+    }
+
+    friend auto operator==(const digest128&, const digest128&) -> bool = default;
+};
+
+/// Where a node is in its life. Placement now uses active and leaving nodes; placement after the
+/// transition uses active and joining nodes; a left node is a tombstone that owns nothing.
+enum class node_state : std::uint8_t {
+    joining,  ///< owns nothing yet: the destination of the ranges it will own
+    active,   ///< owns keys now and after
+    leaving,  ///< still owns keys; its ranges are being handed off
+    left,     ///< a tombstone: owns nothing, and its id may not return as another node
+};
+
+[[nodiscard]] constexpr auto to_string(node_state s) noexcept -> std::string_view {
+    switch (s) {
+        case node_state::joining: return "joining";
+        case node_state::active: return "active";
+        case node_state::leaving: return "leaving";
+        case node_state::left: return "left";
+    }
+    return "?";
+}
+
+/// Parses "joining", "active", "leaving" or "left".
+[[nodiscard]] constexpr auto parse_node_state(std::string_view s) noexcept -> std::optional<node_state> {
+    for (const auto state : {node_state::joining, node_state::active, node_state::leaving, node_state::left}) {
+        if (to_string(state) == s) {
+            return state;
+        }
+    }
+    return std::nullopt;
+}
+
+/// Whether a node in this state owns keys now, and after the transition.
+[[nodiscard]] constexpr auto owns_now(node_state s) noexcept -> bool {
+    return s == node_state::active || s == node_state::leaving;
+}
+[[nodiscard]] constexpr auto owns_after(node_state s) noexcept -> bool {
+    return s == node_state::active || s == node_state::joining;
+}
+
+/// An inclusive range of Redis Cluster slots.
+struct slot_span {
+    std::uint16_t first = 0;
+    std::uint16_t last = 0;
+
+    friend auto operator==(const slot_span&, const slot_span&) -> bool = default;
+};
+
+/// A node of a snapshot. id is what placement hashes; address is where to connect, never
+/// hashed (it may change without moving a key). tokens are a Cassandra node's tokens, slots a
+/// Redis node's slot ranges; the other strategies take neither.
+struct snapshot_node {
+    std::string id;
+    std::string address{};
+    double weight = 1.0;
+    location where{};
+    node_state state = node_state::active;
+    std::vector<std::int64_t> tokens{};
+    std::vector<slot_span> slots{};
+
+    friend auto operator==(const snapshot_node&, const snapshot_node&) -> bool = default;
+};
+
+/// A strategy parameter: a whole number or a name.
+using strategy_param = std::variant<std::uint64_t, std::string>;
+
+/// The placement function: a strategy name (as keyplace-cli names it), the contract version it
+/// implements, and every parameter that changes placement. A snapshot lists every parameter;
+/// a description may omit one to take its default.
+struct strategy_spec {
+    std::string name = "ring";
+    std::uint32_t contract = KEYPLACE_CONTRACT_VERSION;
+    std::map<std::string, strategy_param, std::less<>> params{};
+
+    friend auto operator==(const strategy_spec&, const strategy_spec&) -> bool = default;
+};
+
+/// Copies per key (replica_placer over the strategy's preference order); count 0 = one owner.
+struct replication_spec {
+    std::size_t count = 0;
+    failure_domain spread = failure_domain::node;
+
+    friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
+};
+
+/// Operational fields: never part of placement or of a digest.
+struct snapshot_metadata {
+    std::uint64_t created_ms = 0;
+    std::string author{};
+    std::string reason{};
+
+    friend auto operator==(const snapshot_metadata&, const snapshot_metadata&) -> bool = default;
+};
+
+/// Everything a snapshot is built from (what a document holds).
+struct snapshot_description {
+    std::string format{snapshot_format};
+    std::string cluster;
+    std::uint64_t epoch = 1;
+    std::uint64_t parent_epoch = 0;
+    strategy_spec strategy{};
+    std::vector<snapshot_node> nodes{};
+    replication_spec replication{};
+    snapshot_metadata metadata{};
+    /// The digests the document states: a build refuses a snapshot whose computed digest differs.
+    std::optional<digest128> fingerprint{};
+    std::optional<digest128> probe{};
+
+    friend auto operator==(const snapshot_description&, const snapshot_description&) -> bool = default;
+};
+
+/// The longest cluster name, in bytes.
+inline constexpr std::size_t max_cluster_length = 255;
+/// How many probe keys the probe digest looks up (README, "Snapshots").
+inline constexpr std::size_t probe_key_count = 4096;
+
+/// Probe key i: "keyplace.probe." followed by i in decimal.
+[[nodiscard]] inline auto probe_key(std::size_t i) -> std::string { return "keyplace.probe." + std::to_string(i); }
+
+namespace detail {
+
+/// A streaming XXH3-128 over the little-endian canonical encoding (README, "Fingerprint").
+class canonical_hasher {
+public:
+    canonical_hasher() {
+        XXH3_INITSTATE(&state_);
+        (void)XXH3_128bits_reset(&state_);
+    }
+    canonical_hasher(const canonical_hasher&) = delete;
+    auto operator=(const canonical_hasher&) -> canonical_hasher& = delete;
+
+    void bytes(const void* data, std::size_t n) {
+        const auto* p = static_cast<const unsigned char*>(data);
+        while (n > 0) {
+            if (used_ == buf_.size()) {
+                flush();
+            }
+            const std::size_t take = n < buf_.size() - used_ ? n : buf_.size() - used_;
+            std::memcpy(buf_.data() + used_, p, take);
+            used_ += take;
+            p += take;
+            n -= take;
+        }
+    }
+    void u8(std::uint8_t v) { bytes(&v, 1); }
+    void le(std::uint64_t v, unsigned width) {
+        unsigned char b[8];
+        for (unsigned i = 0; i < width; ++i) {
+            b[i] = static_cast<unsigned char>((v >> (8 * i)) & 0xffU);
+        }
+        bytes(b, width);
+    }
+    void le32(std::uint32_t v) { le(v, 4); }
+    void le64(std::uint64_t v) { le(v, 8); }
+    /// le32(length) then the bytes.
+    void str(std::string_view s) {
+        le32(static_cast<std::uint32_t>(s.size()));
+        bytes(s.data(), s.size());
+    }
+    void digest(const digest128& d) {
+        le64(d.low);
+        le64(d.high);
+    }
+    [[nodiscard]] auto finish() -> digest128 {
+        flush();
+        const XXH128_hash_t h = XXH3_128bits_digest(&state_);
+        return {h.high64, h.low64};
+    }
+
+private:
+    void flush() {
+        (void)XXH3_128bits_update(&state_, buf_.data(), used_);
+        used_ = 0;
+    }
+    XXH3_state_t state_;
+    std::array<unsigned char, 4096> buf_{};
+    std::size_t used_ = 0;
+};
+
+template <class T>
+inline constexpr bool is_arc_regions = false;
+template <class P>
+inline constexpr bool is_arc_regions<arc_regions<P>> = true;
+
+}  // namespace detail
+
+/// One built placement of a snapshot (its placement now, or after the transition): one of the
+/// strategies below, the snapshot nodes it places, and its digests. Immutable; queries are
+/// const and safe from any number of threads.
+class placement {
+public:
+    using strategy_variant =
+        std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
+                     compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
+                     compat::cassandra_ring, compat::redis_cluster>;
+
+    /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
+    template <class F>
+    decltype(auto) visit(F&& f) const {
+        return std::visit(std::forward<F>(f), strategy_);
+    }
+    [[nodiscard]] auto strategy() const noexcept -> const strategy_variant& { return strategy_; }
+
+    /// How many nodes it places, and node i of the strategy as the snapshot lists it.
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return members_.size(); }
+    /// The index into snapshot::nodes() of strategy node i.
+    [[nodiscard]] auto member(node_index i) const noexcept -> std::uint32_t { return members_[i.value]; }
+    /// The point of a key under this strategy's key hash.
+    [[nodiscard]] auto point_of(std::string_view key) const noexcept -> std::uint64_t {
+        return std::visit(
+            [&](const auto& s) -> std::uint64_t {
+                using S = std::remove_cvref_t<decltype(s)>;
+                return static_cast<std::uint64_t>(hash_key(typename S::key_hash{}, key));
+            },
+            strategy_);
+    }
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
+        return std::visit([&](const auto& s) { return s.pick(point); }, strategy_);
+    }
+    /// The snapshot node (index into snapshot::nodes()) that owns a key.
+    [[nodiscard]] auto owner(std::string_view key) const noexcept -> std::uint32_t {
+        return member(pick(point_of(key)));
+    }
+    /// Whether copies() can give more than one node per key (the strategy has a preference order).
+    [[nodiscard]] auto ordered() const noexcept -> bool { return ordered_; }
+    /// The copies of a point (snapshot node indices), with the snapshot's replication: its
+    /// replica_placer, or the owner alone. Writes at most out.size() and returns how many.
+    [[nodiscard]] auto copies(std::uint64_t point, std::span<std::uint32_t> out) const noexcept -> std::size_t {
+        if (out.empty()) {
+            return 0;
+        }
+        if (!place_) {
+            out[0] = member(pick(point));
+            return 1;
+        }
+        std::array<node_index, 64> tmp{};
+        const std::size_t want = out.size() < tmp.size() ? out.size() : tmp.size();
+        const std::size_t got = place_(placer_.get(), point, std::span<node_index>(tmp.data(), want));
+        for (std::size_t k = 0; k < got; ++k) {
+            out[k] = member(tmp[k]);
+        }
+        return got;
+    }
+    /// Copies per key: the replication count, or 1.
+    [[nodiscard]] auto width() const noexcept -> std::size_t { return width_; }
+
+    /// XXH3-128 of the canonical encoding of the built state (README, "Fingerprint").
+    [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
+    /// XXH3-128 of the owners of the probe keys (README, "Probe digest").
+    [[nodiscard]] auto probe_digest() const noexcept -> const digest128& { return probe_; }
+
+private:
+    friend class snapshot;
+    placement(strategy_variant s, std::vector<std::uint32_t> members)
+        : strategy_(std::move(s)), members_(std::move(members)) {}
+
+    strategy_variant strategy_;
+    std::vector<std::uint32_t> members_;
+    bool ordered_ = false;
+    std::size_t width_ = 1;
+    std::shared_ptr<const void> placer_;
+    std::size_t (*place_)(const void*, std::uint64_t, std::span<node_index>) noexcept = nullptr;
+    digest128 fingerprint_{};
+    digest128 probe_{};
+};
+
+/// An immutable, versioned placement of one cluster. Built from a description (strict: every
+/// bad value is an error naming it); it holds the placement now (current(): active and leaving
+/// nodes) and after the transition (pending(): active and joining nodes) — the same object when
+/// no node is joining or leaving — and its digests. Copies share the built placements.
+class snapshot {
+public:
+    /// Throws keyplace::error as try_build reports.
+    [[nodiscard]] static auto build(const snapshot_description& d) -> snapshot {
+        error_info err;
+        auto s = try_build(d, err);
+        if (!s) {
+            detail::raise(err);
+        }
+        return std::move(*s);
+    }
+    /// Fails on: a format other than major 1, an empty or over-long cluster, epoch 0 or a parent
+    /// epoch not below it (invalid_document); an unknown strategy, contract or parameter, or a
+    /// parameter of the wrong kind (unknown_strategy); a node error (empty, over-long or duplicate
+    /// id, weight not finite and > 0); tokens or slots given to a strategy that takes none
+    /// (invalid_argument); no node that owns keys now, or none after (no_owner); whatever the
+    /// strategy refuses; a stated fingerprint or probe digest other than the computed one
+    /// (fingerprint_mismatch).
+    [[nodiscard]] static auto try_build(const snapshot_description& d, error_info& err) -> std::optional<snapshot> {
+        snapshot s;
+        err = s.assign(d);
+        if (err) {
+            return std::nullopt;
+        }
+        return s;
+    }
+
+    [[nodiscard]] auto format() const noexcept -> std::string_view { return snapshot_format; }
+    [[nodiscard]] auto cluster() const noexcept -> const std::string& { return d_.cluster; }
+    [[nodiscard]] auto epoch() const noexcept -> std::uint64_t { return d_.epoch; }
+    [[nodiscard]] auto parent_epoch() const noexcept -> std::uint64_t { return d_.parent_epoch; }
+    /// The strategy with every parameter (defaults filled in).
+    [[nodiscard]] auto strategy() const noexcept -> const strategy_spec& { return d_.strategy; }
+    [[nodiscard]] auto replication() const noexcept -> const replication_spec& { return d_.replication; }
+    [[nodiscard]] auto metadata() const noexcept -> const snapshot_metadata& { return d_.metadata; }
+    /// The nodes in the order the description gave them.
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const snapshot_node> { return d_.nodes; }
+    /// The node with this id, or nullptr.
+    [[nodiscard]] auto find(std::string_view id) const noexcept -> const snapshot_node* {
+        for (const auto& n : d_.nodes) {
+            if (n.id == id) {
+                return &n;
+            }
+        }
+        return nullptr;
+    }
+
+    /// The placement now, and after the transition (the same object when nothing moves).
+    [[nodiscard]] auto current() const noexcept -> const placement& { return *current_; }
+    [[nodiscard]] auto pending() const noexcept -> const placement& { return *pending_; }
+    /// Whether a node is joining or leaving.
+    [[nodiscard]] auto in_transition() const noexcept -> bool { return current_ != pending_; }
+
+    /// The snapshot's fingerprint: XXH3-128 over the fingerprints of current() and pending().
+    [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
+    /// The probe digest of current().
+    [[nodiscard]] auto probe_digest() const noexcept -> const digest128& { return current_->probe_digest(); }
+
+    /// The node that owns a key now, and the one that owns it after the transition.
+    [[nodiscard]] auto owner(std::string_view key) const noexcept -> const snapshot_node& {
+        return d_.nodes[current_->owner(key)];
+    }
+    [[nodiscard]] auto next_owner(std::string_view key) const noexcept -> const snapshot_node& {
+        return d_.nodes[pending_->owner(key)];
+    }
+    /// Every node a write (or an invalidation) of the key must reach while the transition is
+    /// open: the copies now, then those after that are not among them, as indices into
+    /// nodes(). Writes at most out.size() (2 * current().width() always suffice) and returns how
+    /// many. Outside a transition it is the copies now.
+    [[nodiscard]] auto write_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
+        std::size_t got = current_->copies(current_->point_of(key), out);
+        if (!in_transition()) {
+            return got;
+        }
+        std::array<std::uint32_t, 64> after{};
+        const std::size_t n = pending_->copies(pending_->point_of(key), after);
+        for (std::size_t k = 0; k < n && got < out.size(); ++k) {
+            bool seen = false;
+            for (std::size_t j = 0; j < got; ++j) {
+                seen = seen || out[j] == after[k];
+            }
+            if (!seen) {
+                out[got++] = after[k];
+            }
+        }
+        return got;
+    }
+    /// write_set as a list of nodes.
+    [[nodiscard]] auto write_set(std::string_view key) const -> std::vector<const snapshot_node*> {
+        std::vector<std::uint32_t> idx(2 * current_->width() + 2 * pending_->width());
+        idx.resize(write_set(key, idx));
+        std::vector<const snapshot_node*> out;
+        for (const auto i : idx) {
+            out.push_back(&d_.nodes[i]);
+        }
+        return out;
+    }
+
+    /// The description this snapshot was built from, with every parameter and both digests.
+    [[nodiscard]] auto describe() const -> snapshot_description {
+        snapshot_description d = d_;
+        d.fingerprint = fingerprint_;
+        d.probe = probe_digest();
+        return d;
+    }
+    /// The description of the next epoch: this one with epoch + 1, parent_epoch = epoch, no
+    /// digests and no metadata. Change its nodes, then build it.
+    [[nodiscard]] auto successor() const -> snapshot_description {
+        snapshot_description d = d_;
+        d.parent_epoch = d_.epoch;
+        d.epoch = d_.epoch + 1;
+        d.metadata = {};
+        return d;
+    }
+
+private:
+    snapshot() = default;
+
+    using variant = placement::strategy_variant;
+
+    auto assign(const snapshot_description& d) -> detail::failure;
+    static auto check_header(const snapshot_description& d) -> detail::failure;
+    static auto fill_params(strategy_spec& spec) -> detail::failure;
+    auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out) const
+        -> detail::failure;
+
+    snapshot_description d_;  // normalized: every parameter; no stated digests
+    std::shared_ptr<const placement> current_;
+    std::shared_ptr<const placement> pending_;
+    digest128 fingerprint_{};
+};
+
+namespace detail {
+
+/// A parameter of a strategy, its default, and whether it is a number or one of some names.
+struct param_rule {
+    std::string_view name;
+    strategy_param fallback;
+    std::span<const std::string_view> names{};  // empty: a number
+};
+
+inline constexpr std::string_view envoy_ring_hashes[] = {"xxh64", "murmur2-envoy"};
+inline constexpr std::string_view ketama_unweighted_hashes[] = {"one-at-a-time", "md5-ketama"};
+
+/// One snapshot strategy: its name and parameters.
+struct strategy_rule {
+    std::string_view name;
+    std::vector<param_rule> params;
+};
+
+template <class = void>  // instantiated only where used
+auto strategy_rules() -> const std::vector<strategy_rule>& {
+    static const std::vector<strategy_rule> rules = {
+        {"ring", {{"vnodes", std::uint64_t{ring_config{}.vnodes}}}},
+        {"rendezvous", {}},
+        {"jump", {}},
+        {"jump-guava", {}},
+        {"maglev", {{"table-size", std::uint64_t{maglev_config{}.table_size}}}},
+        {"modulo", {}},
+        {"envoy-ring",
+         {{"hash", std::string("xxh64"), envoy_ring_hashes},
+          {"max-ring-size", std::uint64_t{compat::envoy_ring_hash_config{}.max_ring_size}},
+          {"min-ring-size", std::uint64_t{compat::envoy_ring_hash_config{}.min_ring_size}}}},
+        {"envoy-maglev", {{"table-size", std::uint64_t{compat::envoy_maglev_config{}.table_size}}}},
+        {"ketama", {}},
+        {"ketama-spy", {}},
+        {"ketama-unweighted", {{"hash", std::string("one-at-a-time"), ketama_unweighted_hashes}}},
+        {"libketama", {}},
+        {"hash-ring", {}},
+        {"cassandra", {}},
+        {"redis", {}},
+    };
+    return rules;
+}
+
+/// The names of the strategies a snapshot can hold, comma-separated.
+inline auto snapshot_strategy_names() -> std::string {
+    std::string out;
+    for (const auto& r : strategy_rules()) {
+        out += (out.empty() ? "" : ", ") + std::string(r.name);
+    }
+    return out;
+}
+
+inline auto param_text(const strategy_param& p) -> std::string {
+    return std::holds_alternative<std::uint64_t>(p) ? std::to_string(std::get<std::uint64_t>(p))
+                                                    : quote(std::get<std::string>(p));
+}
+
+/// The strategy member a snapshot node becomes.
+inline auto as_node(const snapshot_node& n) -> node { return node{n.id, n.weight, n.where}; }
+
+/// A whole-number weight for the strategies that take integers (ketama).
+inline auto whole_weight(const snapshot_node& n, std::uint64_t& out) -> failure {
+    if (!(n.weight >= 1.0 && n.weight <= 9007199254740992.0) ||
+        static_cast<double>(static_cast<std::uint64_t>(n.weight)) != n.weight) {
+        return fail(errc::invalid_weight, "node " + quote(n.id) + ": weight " + format_weight(n.weight) +
+                                              " is not a whole number from 1 to 2^53 (ketama weights are integers)");
+    }
+    out = static_cast<std::uint64_t>(n.weight);
+    return {};
+}
+
+/// Replica placement of S, type-erased for placement::copies.
+template <class S>
+auto place_copies(const void* p, std::uint64_t point, std::span<node_index> out) noexcept -> std::size_t {
+    return static_cast<const replica_placer<S>*>(p)->place(point, out).placed;
+}
+
+/// The canonical encoding of a built strategy's state: the ring's points and owners, the
+/// table's (or modulus's) owner of every residue, or the node list (README, "Fingerprint").
+template <class S>
+void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t> rank) {
+    if constexpr (region_strategy<S>) {
+        const auto r = s.regions();
+        if constexpr (is_arc_regions<std::remove_cvref_t<decltype(r)>>) {
+            using P = std::remove_cvref_t<decltype(r.points[0])>;
+            h.u8(1);
+            h.u8(static_cast<std::uint8_t>(sizeof(P)));
+            h.u8(r.rule == lookup_rule::at_or_after ? 0 : 1);
+            h.le64(r.points.size());
+            for (std::size_t i = 0; i < r.points.size(); ++i) {
+                h.le(static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<P>>(r.points[i])), sizeof(P));
+                h.le32(rank[r.owners[i].value]);
+            }
+        } else {
+            h.u8(2);
+            h.le64(r.modulus);
+            for (std::uint64_t x = 0; x < r.modulus; ++x) {
+                h.le32(rank[s.pick(x).value]);
+            }
+        }
+    } else {
+        h.u8(3);
+        h.le32(static_cast<std::uint32_t>(s.size()));
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            h.le32(rank[i]);
+            std::uint64_t bits = 0;
+            const double w = s.node(node_index{static_cast<std::uint32_t>(i)}).weight;
+            std::memcpy(&bits, &w, sizeof bits);
+            h.le64(bits);
+        }
+    }
+}
+
+}  // namespace detail
+
+inline auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
+    constexpr std::string_view prefix = "keyplace.snapshot/";
+    const std::string_view f = d.format;
+    bool known = f.substr(0, prefix.size()) == prefix;
+    if (known) {
+        const std::string_view v = f.substr(prefix.size());
+        const auto dot = v.find('.');
+        const std::string_view major = v.substr(0, dot);
+        const std::string_view minor = dot == std::string_view::npos ? std::string_view("0") : v.substr(dot + 1);
+        const auto digits = [](std::string_view s) {
+            return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+        };
+        known = major == "1" && digits(minor);
+    }
+    if (!known) {
+        return detail::fail(errc::invalid_document, "format " + detail::quote(d.format) +
+                                                        " is not one this library reads (" +
+                                                        std::string(snapshot_format) + ")");
+    }
+    if (d.cluster.empty() || d.cluster.size() > max_cluster_length) {
+        return detail::fail(errc::invalid_document, "cluster " + detail::quote(d.cluster) + " is not 1 to " +
+                                                        std::to_string(max_cluster_length) + " bytes");
+    }
+    if (d.epoch == 0) {
+        return detail::fail(errc::invalid_document, "epoch 0: epochs start at 1");
+    }
+    if (d.parent_epoch >= d.epoch) {
+        return detail::fail(errc::invalid_document, "parent_epoch " + std::to_string(d.parent_epoch) +
+                                                        " is not below epoch " + std::to_string(d.epoch));
+    }
+    return {};
+}
+
+inline auto snapshot::fill_params(strategy_spec& spec) -> detail::failure {
+    const detail::strategy_rule* rule = nullptr;
+    for (const auto& r : detail::strategy_rules()) {
+        rule = r.name == spec.name ? &r : rule;
+    }
+    if (rule == nullptr) {
+        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " is not one of " +
+                                                        detail::snapshot_strategy_names());
+    }
+    if (spec.contract != KEYPLACE_CONTRACT_VERSION) {
+        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " at contract " +
+                                                        std::to_string(spec.contract) + ": this library implements " +
+                                                        std::to_string(KEYPLACE_CONTRACT_VERSION));
+    }
+    for (const auto& [name, value] : spec.params) {
+        const detail::param_rule* p = nullptr;
+        for (const auto& r : rule->params) {
+            p = r.name == name ? &r : p;
+        }
+        if (p == nullptr) {
+            return detail::fail(errc::unknown_strategy,
+                                "strategy " + detail::quote(spec.name) + " has no parameter " + detail::quote(name));
+        }
+        if (value.index() != p->fallback.index()) {
+            return detail::fail(errc::unknown_strategy, "parameter " + detail::quote(name) + " of " +
+                                                            detail::quote(spec.name) + ": " + detail::param_text(value) +
+                                                            " is not " + (p->names.empty() ? "a number" : "a name"));
+        }
+        if (!p->names.empty()) {
+            bool ok = false;
+            std::string known;
+            for (const auto n : p->names) {
+                ok = ok || n == std::get<std::string>(value);
+                known += (known.empty() ? "" : ", ") + std::string(n);
+            }
+            if (!ok) {
+                return detail::fail(errc::unknown_strategy, "parameter " + detail::quote(name) + " of " +
+                                                                detail::quote(spec.name) + ": " +
+                                                                detail::param_text(value) + " is not one of " + known);
+            }
+        }
+    }
+    for (const auto& r : rule->params) {
+        spec.params.try_emplace(std::string(r.name), r.fallback);
+    }
+    return {};
+}
+
+inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
+                                      std::shared_ptr<const placement>& out) const -> detail::failure {
+    const auto& spec = d_.strategy;
+    const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(spec.params.find(n)->second); };
+    const auto name = [&](std::string_view n) -> const std::string& {
+        return std::get<std::string>(spec.params.find(n)->second);
+    };
+    const std::string_view sname = spec.name;
+    const bool takes_tokens = sname == "cassandra";
+    const bool takes_slots = sname == "redis";
+    bool any_slots = false;
+    std::vector<node> plain;
+    for (const auto m : members) {
+        const auto& n = d_.nodes[m];
+        if (!n.tokens.empty() && !takes_tokens) {
+            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
+                                                            ": tokens apply only to strategy 'cassandra'");
+        }
+        if (!n.slots.empty() && !takes_slots) {
+            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
+                                                            ": slots apply only to strategy 'redis'");
+        }
+        any_slots = any_slots || !n.slots.empty();
+        plain.push_back(detail::as_node(n));
+    }
+    error_info err;
+    std::optional<variant> built;
+    bool as_given = false;  // strategy node i is members[i]; otherwise nodes are sorted by id
+    const auto take = [&](auto&& maybe) {
+        if (maybe) {
+            built.emplace(std::move(*maybe));
+        }
+    };
+    if (sname == "ring") {
+        if (number("vnodes") > 0xffffffffU) {
+            return detail::fail(errc::invalid_vnodes, "vnodes " + std::to_string(number("vnodes")) + " is outside 1.." +
+                                                          std::to_string(ring_max_points));
+        }
+        take(ring::try_build(plain, ring_config{static_cast<std::uint32_t>(number("vnodes"))}, err));
+    } else if (sname == "rendezvous") {
+        take(rendezvous::try_build(plain, err));
+    } else if (sname == "jump") {
+        as_given = true;
+        take(jump::try_build(plain, err));
+    } else if (sname == "jump-guava") {
+        as_given = true;
+        take(jump_guava::try_build(plain, err));
+    } else if (sname == "maglev") {
+        take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
+    } else if (sname == "modulo") {
+        take(modulo::try_build(plain, err));
+    } else if (sname == "envoy-ring") {
+        compat::envoy_ring_hash_config c;
+        c.min_ring_size = number("min-ring-size");
+        c.max_ring_size = number("max-ring-size");
+        c.hash_function = name("hash") == "xxh64" ? compat::envoy_hash_function::xx_hash
+                                                  : compat::envoy_hash_function::murmur_hash_2;
+        take(compat::envoy_ring_hash::try_build(plain, c, err));
+    } else if (sname == "envoy-maglev") {
+        compat::envoy_maglev_config c;
+        c.table_size = number("table-size");
+        take(compat::envoy_maglev::try_build(plain, c, err));
+    } else if (sname == "cassandra") {
+        as_given = true;
+        std::vector<compat::cassandra_endpoint> eps;
+        for (const auto m : members) {
+            const auto& n = d_.nodes[m];
+            eps.push_back({n.id, n.tokens, n.where.region.empty() ? "datacenter1" : n.where.region,
+                           n.where.rack.empty() ? "rack1" : n.where.rack});
+        }
+        take(compat::cassandra_ring::try_build(eps, err));
+    } else if (sname == "redis") {
+        if (!any_slots) {
+            // The even split of build_even, through the fallible build.
+            std::vector<node> sorted;
+            if (auto f = detail::sorted_membership(plain, sorted)) {
+                return f;
+            }
+            if (sorted.size() > compat::redis_slot_count) {
+                return detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots");
+            }
+            std::vector<compat::slot_range> ranges;
+            const std::size_t k = sorted.size();
+            for (std::size_t i = 0; i < k; ++i) {
+                ranges.push_back({static_cast<std::uint16_t>(i * compat::redis_slot_count / k),
+                                  static_cast<std::uint16_t>((i + 1) * compat::redis_slot_count / k - 1),
+                                  sorted[i].id});
+            }
+            take(compat::redis_cluster::try_build(plain, ranges, err));
+        } else {
+            std::vector<compat::slot_range> ranges;
+            for (const auto m : members) {
+                for (const auto& r : d_.nodes[m].slots) {
+                    ranges.push_back({r.first, r.last, d_.nodes[m].id});
+                }
+            }
+            take(compat::redis_cluster::try_build(plain, ranges, err));
+        }
+    } else {  // the ketama dialects
+        as_given = true;
+        std::vector<compat::ketama_server> servers;
+        for (const auto m : members) {
+            compat::ketama_server s{d_.nodes[m].id, 1};
+            if (auto f = detail::whole_weight(d_.nodes[m], s.weight)) {
+                return f;
+            }
+            servers.push_back(std::move(s));
+        }
+        using compat::ketama_dialect;
+        if (sname == "ketama-unweighted") {
+            if (name("hash") == "one-at-a-time") {
+                take(compat::try_build_ketama<compat::one_at_a_time>(ketama_dialect::libmemcached_unweighted, servers,
+                                                                      err));
+            } else {
+                take(compat::try_build_ketama<compat::md5_ketama>(ketama_dialect::libmemcached_unweighted, servers,
+                                                                   err));
+            }
+        } else {
+            const auto dialect = sname == "ketama"      ? ketama_dialect::libmemcached_weighted
+                                 : sname == "ketama-spy" ? ketama_dialect::libmemcached_spy
+                                 : sname == "libketama"  ? ketama_dialect::libketama
+                                                         : ketama_dialect::python_hash_ring;
+            take(compat::try_build_ketama<compat::md5_ketama>(dialect, servers, err));
+        }
+    }
+    if (!built) {
+        return err;
+    }
+    // Strategy node i -> snapshot node, and each node's rank in id order (the canonical index).
+    std::vector<std::uint32_t> map(members.size());
+    std::visit(
+        [&](const auto& s) {
+            for (std::size_t i = 0; i < s.size(); ++i) {
+                if (as_given) {
+                    map[i] = members[i];
+                } else {
+                    const auto& id = s.node(node_index{static_cast<std::uint32_t>(i)}).id;
+                    for (const auto m : members) {
+                        map[i] = d_.nodes[m].id == id ? m : map[i];
+                    }
+                }
+            }
+        },
+        *built);
+    std::vector<std::uint32_t> by_id(map.size());
+    for (std::size_t i = 0; i < by_id.size(); ++i) {
+        by_id[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(by_id.begin(), by_id.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[map[a]].id < d_.nodes[map[b]].id; });
+    std::vector<std::uint32_t> rank(map.size());
+    for (std::size_t r = 0; r < by_id.size(); ++r) {
+        rank[by_id[r]] = static_cast<std::uint32_t>(r);
+    }
+
+    placement p(std::move(*built), std::move(map));
+    // Fingerprint: header, strategy, parameters, replication, node ids in id order, state.
+    detail::canonical_hasher h;
+    h.bytes("keyplace.fingerprint/1", 22);
+    h.str(spec.name);
+    h.le32(spec.contract);
+    h.le32(static_cast<std::uint32_t>(spec.params.size()));
+    for (const auto& [pname, value] : spec.params) {
+        h.str(pname);
+        if (std::holds_alternative<std::uint64_t>(value)) {
+            h.u8(0);
+            h.le64(std::get<std::uint64_t>(value));
+        } else {
+            h.u8(1);
+            h.str(std::get<std::string>(value));
+        }
+    }
+    h.le32(static_cast<std::uint32_t>(d_.replication.count));
+    h.u8(static_cast<std::uint8_t>(d_.replication.spread));
+    h.le32(static_cast<std::uint32_t>(by_id.size()));
+    for (const auto i : by_id) {
+        h.str(d_.nodes[p.members_[i]].id);
+    }
+    std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
+    p.fingerprint_ = h.finish();
+
+    // Replication.
+    const auto& rep = d_.replication;
+    p.width_ = rep.count == 0 ? 1 : rep.count;
+    detail::failure rf;
+    std::visit(
+        [&](const auto& s) {
+            using S = std::remove_cvref_t<decltype(s)>;
+            if constexpr (ordered_placement_strategy<S>) {
+                p.ordered_ = true;
+                if (rep.count > 0) {
+                    replica_policy policy;
+                    policy.count = rep.count;
+                    policy.spread = rep.spread;
+                    policy.on_shortfall = shortfall::fail;
+                    error_info e;
+                    auto placer = replica_placer<S>::try_build(std::make_shared<const S>(s), policy, e);
+                    if (!placer) {
+                        rf = e;
+                        return;
+                    }
+                    p.placer_ = std::make_shared<const replica_placer<S>>(std::move(*placer));
+                    p.place_ = &detail::place_copies<S>;
+                }
+            } else if (rep.count > 1) {
+                rf = detail::fail(errc::invalid_argument, "strategy " + detail::quote(spec.name) +
+                                                              " has no preference order: replication " +
+                                                              std::to_string(rep.count) + " is not possible");
+            }
+        },
+        p.strategy_);
+    if (rf) {
+        return rf;
+    }
+
+    // Probe digest: the owner ids of the probe keys, in order.
+    detail::canonical_hasher probe;
+    for (std::size_t i = 0; i < probe_key_count; ++i) {
+        probe.str(d_.nodes[p.owner(probe_key(i))].id);
+    }
+    p.probe_ = probe.finish();
+    out = std::make_shared<const placement>(std::move(p));
+    return {};
+}
+
+inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
+    if (auto f = check_header(d)) {
+        return f;
+    }
+    d_ = d;
+    d_.format = std::string(snapshot_format);
+    d_.fingerprint.reset();
+    d_.probe.reset();
+    if (auto f = fill_params(d_.strategy)) {
+        return f;
+    }
+    // Every node on its own, ids unique (whatever the state: a tombstone keeps its id).
+    std::vector<std::string_view> ids;
+    for (const auto& n : d_.nodes) {
+        if (auto f = detail::check_node(detail::as_node(n))) {
+            return f;
+        }
+        if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
+            return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
+                                                         std::to_string(static_cast<unsigned>(n.state)) +
+                                                         " is not joining, active, leaving or left");
+        }
+        ids.push_back(n.id);
+    }
+    std::sort(ids.begin(), ids.end());
+    if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end()) {
+        return detail::fail(errc::duplicate_id, "node id " + detail::quote(*dup) + " appears more than once");
+    }
+    std::vector<std::uint32_t> now;
+    std::vector<std::uint32_t> after;
+    for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+        if (owns_now(d_.nodes[i].state)) {
+            now.push_back(static_cast<std::uint32_t>(i));
+        }
+        if (owns_after(d_.nodes[i].state)) {
+            after.push_back(static_cast<std::uint32_t>(i));
+        }
+    }
+    if (now.empty() || after.empty()) {
+        return detail::fail(errc::no_owner, std::string("no node owns keys ") +
+                                                (now.empty() ? "now (none is active or leaving)"
+                                                             : "after the transition (none is active or joining)"));
+    }
+    if (auto f = build_placement(now, current_)) {
+        return f;
+    }
+    if (after == now) {
+        pending_ = current_;
+    } else if (auto f = build_placement(after, pending_)) {
+        return f;
+    }
+    detail::canonical_hasher h;
+    h.bytes("keyplace.snapshot/1", 19);
+    h.digest(current_->fingerprint());
+    h.digest(pending_->fingerprint());
+    fingerprint_ = h.finish();
+    if (d.fingerprint && *d.fingerprint != fingerprint_) {
+        return detail::fail(errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
+                                                            "; the placement built here has " + fingerprint_.hex() +
+                                                            " (keyplace " + std::to_string(version.major) + "." +
+                                                            std::to_string(version.minor) + "." +
+                                                            std::to_string(version.patch) + ")");
+    }
+    if (d.probe && *d.probe != probe_digest()) {
+        return detail::fail(errc::fingerprint_mismatch, "the document states probe digest " + d.probe->hex() +
+                                                            "; the placement built here has " + probe_digest().hex());
+    }
+    return {};
+}
+
+/// Whether `next` may replace `current` in one process: same cluster, a newer epoch (the same
+/// epoch with the same fingerprint is the same snapshot again), and no tombstone that returns.
+/// Returns stale_epoch, wrong_cluster, split_brain or invalid_state, each naming both values.
+[[nodiscard]] inline auto check_successor(const snapshot& current, const snapshot& next) -> error_info {
+    if (next.cluster() != current.cluster()) {
+        return detail::fail(errc::wrong_cluster, "snapshot of cluster " + detail::quote(next.cluster()) +
+                                                     "; this process serves cluster " +
+                                                     detail::quote(current.cluster()));
+    }
+    if (next.epoch() == current.epoch() && next.fingerprint() != current.fingerprint()) {
+        return detail::fail(errc::split_brain, "split brain: epoch " + std::to_string(next.epoch()) +
+                                                   " has fingerprint " + next.fingerprint().hex() +
+                                                   " here but " + current.fingerprint().hex() +
+                                                   " in the snapshot already published");
+    }
+    if (next.epoch() < current.epoch()) {
+        return detail::fail(errc::stale_epoch, "epoch " + std::to_string(next.epoch()) +
+                                                   " is not newer than the current epoch " +
+                                                   std::to_string(current.epoch()));
+    }
+    for (const auto& n : next.nodes()) {
+        const snapshot_node* was = current.find(n.id);
+        if (was != nullptr && was->state == node_state::left && n.state != node_state::left) {
+            return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + " left at epoch " +
+                                                         std::to_string(current.epoch()) + " and may not return as " +
+                                                         std::string(to_string(n.state)) + "; give it a new id");
+        }
+    }
+    return {};
+}
+
+KEYPLACE_NAMESPACE_END
+
+#endif
