@@ -408,6 +408,9 @@ public:
 
     /// The snapshot's fingerprint: XXH3-128 over the fingerprints of current() and pending().
     [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
+    /// Recomputes every fingerprint from the built placements (not from the description) and
+    /// compares: whether this snapshot is whole. O(size of the built state).
+    [[nodiscard]] auto verify() const -> bool;
     /// The probe digest of current().
     [[nodiscard]] auto probe_digest() const noexcept -> const digest128& { return current_->probe_digest(); }
 
@@ -478,6 +481,8 @@ private:
     static auto fill_params(strategy_spec& spec) -> detail::failure;
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out) const
         -> detail::failure;
+    auto placement_fingerprint(const placement& p) const -> digest128;
+    static auto combined_fingerprint(const digest128& now, const digest128& after) -> digest128;
 
     snapshot_description d_;  // normalized: every parameter; no stated digests
     std::shared_ptr<const placement> current_;
@@ -825,42 +830,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
             }
         },
         *built);
-    std::vector<std::uint32_t> by_id(map.size());
-    for (std::size_t i = 0; i < by_id.size(); ++i) {
-        by_id[i] = static_cast<std::uint32_t>(i);
-    }
-    std::sort(by_id.begin(), by_id.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[map[a]].id < d_.nodes[map[b]].id; });
-    std::vector<std::uint32_t> rank(map.size());
-    for (std::size_t r = 0; r < by_id.size(); ++r) {
-        rank[by_id[r]] = static_cast<std::uint32_t>(r);
-    }
-
     placement p(std::move(*built), std::move(map));
-    // Fingerprint: header, strategy, parameters, replication, node ids in id order, state.
-    detail::canonical_hasher h;
-    h.bytes("keyplace.fingerprint/1", 22);
-    h.str(spec.name);
-    h.le32(spec.contract);
-    h.le32(static_cast<std::uint32_t>(spec.params.size()));
-    for (const auto& [pname, value] : spec.params) {
-        h.str(pname);
-        if (std::holds_alternative<std::uint64_t>(value)) {
-            h.u8(0);
-            h.le64(std::get<std::uint64_t>(value));
-        } else {
-            h.u8(1);
-            h.str(std::get<std::string>(value));
-        }
-    }
-    h.le32(static_cast<std::uint32_t>(d_.replication.count));
-    h.u8(static_cast<std::uint8_t>(d_.replication.spread));
-    h.le32(static_cast<std::uint32_t>(by_id.size()));
-    for (const auto i : by_id) {
-        h.str(d_.nodes[p.members_[i]].id);
-    }
-    std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
-    p.fingerprint_ = h.finish();
+    p.fingerprint_ = placement_fingerprint(p);
 
     // Replication.
     const auto& rep = d_.replication;
@@ -904,6 +875,61 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     p.probe_ = probe.finish();
     out = std::make_shared<const placement>(std::move(p));
     return {};
+}
+
+inline auto snapshot::placement_fingerprint(const placement& p) const -> digest128 {
+    const auto& spec = d_.strategy;
+    // Each strategy node's rank in id order: its canonical index.
+    std::vector<std::uint32_t> by_id(p.members_.size());
+    for (std::size_t i = 0; i < by_id.size(); ++i) {
+        by_id[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return d_.nodes[p.members_[a]].id < d_.nodes[p.members_[b]].id;
+    });
+    std::vector<std::uint32_t> rank(by_id.size());
+    for (std::size_t r = 0; r < by_id.size(); ++r) {
+        rank[by_id[r]] = static_cast<std::uint32_t>(r);
+    }
+    // Header, strategy, parameters, replication, node ids in id order, built state.
+    detail::canonical_hasher h;
+    h.bytes("keyplace.fingerprint/1", 22);
+    h.str(spec.name);
+    h.le32(spec.contract);
+    h.le32(static_cast<std::uint32_t>(spec.params.size()));
+    for (const auto& [pname, value] : spec.params) {
+        h.str(pname);
+        if (std::holds_alternative<std::uint64_t>(value)) {
+            h.u8(0);
+            h.le64(std::get<std::uint64_t>(value));
+        } else {
+            h.u8(1);
+            h.str(std::get<std::string>(value));
+        }
+    }
+    h.le32(static_cast<std::uint32_t>(d_.replication.count));
+    h.u8(static_cast<std::uint8_t>(d_.replication.spread));
+    h.le32(static_cast<std::uint32_t>(by_id.size()));
+    for (const auto i : by_id) {
+        h.str(d_.nodes[p.members_[i]].id);
+    }
+    std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
+    return h.finish();
+}
+
+inline auto snapshot::combined_fingerprint(const digest128& now, const digest128& after) -> digest128 {
+    detail::canonical_hasher h;
+    h.bytes("keyplace.snapshot/1", 19);
+    h.digest(now);
+    h.digest(after);
+    return h.finish();
+}
+
+inline auto snapshot::verify() const -> bool {
+    const digest128 now = placement_fingerprint(*current_);
+    const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_);
+    return now == current_->fingerprint() && after == pending_->fingerprint() &&
+           combined_fingerprint(now, after) == fingerprint_;
 }
 
 inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
@@ -957,11 +983,7 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     } else if (auto f = build_placement(after, pending_)) {
         return f;
     }
-    detail::canonical_hasher h;
-    h.bytes("keyplace.snapshot/1", 19);
-    h.digest(current_->fingerprint());
-    h.digest(pending_->fingerprint());
-    fingerprint_ = h.finish();
+    fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint());
     if (d.fingerprint && *d.fingerprint != fingerprint_) {
         return detail::fail(errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
                                                             "; the placement built here has " + fingerprint_.hex() +
