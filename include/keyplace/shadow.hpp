@@ -1,0 +1,402 @@
+// keyplace — which node owns a key. Shadow compare: the keys a service actually serves, looked
+// up under the snapshot it serves and under a candidate, sampled by key hash so every process
+// samples the same keys, with a verdict against the exact expectation from analysis.
+#ifndef KEYPLACE_SHADOW_HPP_INCLUDED
+#define KEYPLACE_SHADOW_HPP_INCLUDED
+
+#include <keyplace/analysis.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/version.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+
+/// What the change looks like, judged on the sampled keys.
+enum class shadow_verdict : std::uint8_t {
+    insufficient,  ///< fewer than shadow_min_keys keys sampled: no judgement
+    minimal,       ///< moved no more than the minimum any placement must move, and no survivor moves
+    excess,        ///< more than the minimum, or keys moved between nodes that did not change
+    remap,         ///< more than half of what could have stayed moved: the hash, ids or derivation changed
+};
+
+[[nodiscard]] constexpr auto to_string(shadow_verdict v) noexcept -> std::string_view {
+    switch (v) {
+        case shadow_verdict::insufficient: return "insufficient";
+        case shadow_verdict::minimal: return "minimal";
+        case shadow_verdict::excess: return "excess";
+        case shadow_verdict::remap: return "remap";
+    }
+    return "?";
+}
+
+/// The fewest sampled keys a verdict is given on.
+inline constexpr std::uint64_t shadow_min_keys = 100;
+
+struct shadow_options {
+    /// Keys sampled per million: a key is sampled when XXH3-64(key) mod 10^6 is below this,
+    /// whatever the strategies, so every process samples the same keys. At most 10^6.
+    std::uint32_t sample_per_million = 10'000;
+    /// The most distinct keys remembered (8 bytes each plus the set's overhead); keys beyond it
+    /// count as requests only (keys_dropped).
+    std::size_t max_keys = std::size_t{1} << 20;
+};
+
+/// Moved keys from one node to another.
+struct shadow_flow {
+    std::string from;
+    std::string to;
+    std::uint64_t keys = 0;
+    std::uint64_t requests = 0;
+};
+
+/// The counters, plain, with the expectation from analysis next to them. Fractions are of the
+/// sampled keys (moved_fraction) or sampled requests (moved_request_fraction).
+struct shadow_report {
+    std::uint64_t before_epoch = 0;
+    std::uint64_t after_epoch = 0;
+    std::uint32_t sample_per_million = 0;
+    std::uint64_t requests_seen = 0;     ///< every request observed
+    std::uint64_t keys_sampled = 0;      ///< distinct sampled keys
+    std::uint64_t requests_sampled = 0;  ///< requests for sampled keys
+    std::uint64_t keys_dropped = 0;      ///< sampled keys past max_keys (not counted as keys)
+    std::uint64_t keys_moved = 0;
+    std::uint64_t requests_moved = 0;
+    /// Keys moved between two nodes present in both with an unchanged weight.
+    std::uint64_t survivor_keys_moved = 0;
+    double moved_fraction = 0;
+    double moved_request_fraction = 0;
+    double survivor_fraction = 0;
+    /// Four binomial standard deviations of moved_fraction around the expectation, plus 1/keys.
+    double tolerance = 0;
+    /// The expectation: what analysis says moves, over the whole hash space where exact.
+    double expected_moved = 0;
+    double expected_survivor = 0;
+    double minimum = 0;  ///< the least any placement must move to reach the after-shares
+    bool expected_exact = false;
+    /// |moved_fraction - expected_moved| <= tolerance: the served keys moved as predicted.
+    bool as_predicted = false;
+    shadow_verdict verdict = shadow_verdict::insufficient;
+    std::vector<shadow_flow> flows;  ///< from -> to, moved keys only, sorted by (from, to)
+
+    [[nodiscard]] auto to_text() const -> std::string;
+    [[nodiscard]] auto to_json() const -> std::string;
+};
+
+/// An accumulator of one thread (not thread-safe: give each thread its own and merge()). Both
+/// lookups are pure functions of the snapshots, which it keeps alive.
+class shadow_compare {
+public:
+    /// Compares before.current() with after.current(). Throws keyplace::error (invalid_argument)
+    /// on a null snapshot or a rate above 10^6.
+    shadow_compare(std::shared_ptr<const snapshot> before, std::shared_ptr<const snapshot> after,
+                   shadow_options options = {})
+        : before_(std::move(before)), after_(std::move(after)), options_(options) {
+        if (!before_ || !after_) {
+            detail::raise(detail::fail(errc::invalid_argument, "shadow_compare needs two snapshots"));
+        }
+        if (options_.sample_per_million > 1'000'000) {
+            detail::raise(detail::fail(errc::invalid_argument, "sample_per_million " +
+                                                                   std::to_string(options_.sample_per_million) +
+                                                                   " is above 1000000"));
+        }
+        expect();
+    }
+
+    /// Whether a key is in the sample (the same answer in every process).
+    [[nodiscard]] auto sampled(std::string_view key) const noexcept -> bool {
+        return xxh3{}(key) % 1'000'000U < options_.sample_per_million;
+    }
+
+    /// Counts `requests` requests for key; returns whether it was sampled.
+    auto observe(std::string_view key, std::uint64_t requests = 1) -> bool {
+        requests_seen_ += requests;
+        const std::uint64_t h = xxh3{}(key);
+        if (h % 1'000'000U >= options_.sample_per_million) {
+            return false;
+        }
+        requests_sampled_ += requests;
+        const std::uint32_t from = before_->current().owner(key);
+        const std::uint32_t to = after_->current().owner(key);
+        const bool moved = before_->nodes()[from].id != after_->nodes()[to].id;
+        if (moved) {
+            requests_moved_ += requests;
+            flows_[{from, to}] += requests;
+        }
+        if (keys_.count(h) != 0) {
+            return true;
+        }
+        if (keys_.size() >= options_.max_keys) {
+            ++keys_dropped_;
+            return true;
+        }
+        keys_.emplace(h, (std::uint64_t{from} << 32) | to);
+        return true;
+    }
+
+    /// Adds another accumulator of the same two snapshots: requests add up, a key seen by both
+    /// counts once.
+    void merge(const shadow_compare& other) {
+        if (other.before_ != before_ || other.after_ != after_) {
+            detail::raise(detail::fail(errc::invalid_argument, "merge: the accumulators compare other snapshots"));
+        }
+        requests_seen_ += other.requests_seen_;
+        requests_sampled_ += other.requests_sampled_;
+        requests_moved_ += other.requests_moved_;
+        keys_dropped_ += other.keys_dropped_;
+        for (const auto& [pair, r] : other.flows_) {
+            flows_[pair] += r;
+        }
+        for (const auto& [h, owners] : other.keys_) {
+            if (keys_.count(h) == 0) {
+                if (keys_.size() < options_.max_keys) {
+                    keys_.emplace(h, owners);
+                } else {
+                    ++keys_dropped_;
+                }
+            }
+        }
+    }
+
+    [[nodiscard]] auto report() const -> shadow_report;
+
+private:
+    // A node present in both current placements with the same weight.
+    [[nodiscard]] auto survives(const std::string& id) const noexcept -> bool {
+        return survivors_.count(id) != 0;
+    }
+
+    void expect();
+
+    std::shared_ptr<const snapshot> before_;
+    std::shared_ptr<const snapshot> after_;
+    shadow_options options_;
+    std::unordered_map<std::uint64_t, std::uint64_t> keys_;  // key hash -> (before << 32) | after owner
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> flows_;  // moved requests
+    std::map<std::string, int, std::less<>> survivors_;
+    std::uint64_t requests_seen_ = 0;
+    std::uint64_t requests_sampled_ = 0;
+    std::uint64_t requests_moved_ = 0;
+    std::uint64_t keys_dropped_ = 0;
+    movement_report expected_{};
+};
+
+namespace detail {
+
+/// Movement between the current placements of two snapshots, by node id: analysis's movement()
+/// where both hash keys alike (exact over regions where it can be), else over the sample keys
+/// "keyplace.sample.<i>" (i < analysis_sample_size), each hashed with its own strategy's key
+/// hash; the minimum then comes from the two ownerships.
+template <class = void>  // instantiated only where used
+auto snapshot_movement(const snapshot& before, const snapshot& after) -> movement_report {
+    return std::visit(
+        [&](const auto& a, const auto& b) -> movement_report {
+            using A = std::remove_cvref_t<decltype(a)>;
+            using B = std::remove_cvref_t<decltype(b)>;
+            if constexpr (std::is_same_v<typename A::key_hash, typename B::key_hash>) {
+                return movement(a, b);
+            } else {
+                const auto ob = ownership(a);
+                const auto oa = ownership(b);
+                const auto vb = view_of(a, ob);
+                const auto va = view_of(b, oa);
+                movement_tally t{&vb, &va, {}, 0, 0};
+                std::string key;
+                for (std::size_t i = 0; i < analysis_sample_size; ++i) {
+                    key = "keyplace.sample." + std::to_string(i);
+                    t.add(a.node(a.pick(hash_key(typename A::key_hash{}, key))).id,
+                          b.node(b.pick(hash_key(typename B::key_hash{}, key))).id, 1.0);
+                }
+                auto r = finish_movement(a, b, vb, va, t, static_cast<double>(analysis_sample_size),
+                                         share_method::sampled);
+                r.keys = analysis_sample_size;
+                return r;
+            }
+        },
+        before.current().strategy(), after.current().strategy());
+}
+
+inline auto fixed(double x, int digits) -> std::string {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, digits);
+    return std::string(buf, r.ptr);
+}
+
+/// A JSON string literal.
+inline auto json_string(std::string_view s) -> std::string {
+    std::string out = "\"";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            constexpr char hex[] = "0123456789abcdef";
+            out += "\\u00";
+            out += hex[u >> 4];
+            out += hex[u & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+/// A double as JSON: the shortest form that reads back exactly.
+inline auto json_number(double x) -> std::string {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+}
+
+}  // namespace detail
+
+inline void shadow_compare::expect() {
+    for (const auto& b : before_->nodes()) {
+        if (!owns_now(b.state)) {
+            continue;
+        }
+        const snapshot_node* a = after_->find(b.id);
+        if (a != nullptr && owns_now(a->state) && a->weight == b.weight) {
+            survivors_.emplace(b.id, 0);
+        }
+    }
+    expected_ = detail::snapshot_movement(*before_, *after_);
+}
+
+inline auto shadow_compare::report() const -> shadow_report {
+    shadow_report r;
+    r.before_epoch = before_->epoch();
+    r.after_epoch = after_->epoch();
+    r.sample_per_million = options_.sample_per_million;
+    r.requests_seen = requests_seen_;
+    r.keys_sampled = keys_.size();
+    r.requests_sampled = requests_sampled_;
+    r.keys_dropped = keys_dropped_;
+    r.requests_moved = requests_moved_;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> moved_keys;
+    for (const auto& [h, owners] : keys_) {
+        const auto from = static_cast<std::uint32_t>(owners >> 32);
+        const auto to = static_cast<std::uint32_t>(owners & 0xffffffffU);
+        const auto& f = before_->nodes()[from].id;
+        const auto& t = after_->nodes()[to].id;
+        if (f != t) {
+            ++r.keys_moved;
+            ++moved_keys[{from, to}];
+            r.survivor_keys_moved += survives(f) && survives(t) ? 1U : 0U;
+        }
+    }
+    const auto n = static_cast<double>(r.keys_sampled);
+    r.moved_fraction = n > 0 ? static_cast<double>(r.keys_moved) / n : 0;
+    r.survivor_fraction = n > 0 ? static_cast<double>(r.survivor_keys_moved) / n : 0;
+    r.moved_request_fraction =
+        r.requests_sampled > 0 ? static_cast<double>(r.requests_moved) / static_cast<double>(r.requests_sampled) : 0;
+    r.expected_moved = expected_.moved;
+    r.expected_survivor = expected_.violations;
+    r.minimum = expected_.minimum;
+    r.expected_exact = expected_.exact;
+    // Four standard deviations of a binomial proportion at the expected rate, plus one key; when
+    // the expectation is itself sampled (2^17 keys), its own error adds.
+    const auto sd = [](double p, double k) { return k > 0 ? detail::square_root(p * (1 - p) / k) : 1.0; };
+    const double own = expected_.exact ? 0.0 : sd(expected_.moved, static_cast<double>(analysis_sample_size));
+    r.tolerance = 4 * (sd(r.expected_moved, n) + own) + (n > 0 ? 1 / n : 1.0);
+    const double d = r.moved_fraction - r.expected_moved;
+    r.as_predicted = (d < 0 ? -d : d) <= r.tolerance;
+    if (r.keys_sampled < shadow_min_keys) {
+        r.verdict = shadow_verdict::insufficient;
+    } else if (r.moved_fraction > r.minimum + (1 - r.minimum) / 2) {
+        r.verdict = shadow_verdict::remap;
+    } else {
+        const double slack = 4 * sd(r.minimum, n) + 1 / n;
+        r.verdict = r.moved_fraction <= r.minimum + slack && r.survivor_keys_moved == 0 ? shadow_verdict::minimal
+                                                                                         : shadow_verdict::excess;
+    }
+    for (const auto& [pair, requests] : flows_) {
+        const auto k = moved_keys.find(pair);
+        r.flows.push_back({before_->nodes()[pair.first].id, after_->nodes()[pair.second].id,
+                           k == moved_keys.end() ? 0 : k->second, requests});
+    }
+    std::sort(r.flows.begin(), r.flows.end(), [](const shadow_flow& a, const shadow_flow& b) {
+        return a.from != b.from ? a.from < b.from : a.to < b.to;
+    });
+    return r;
+}
+
+inline auto shadow_report::to_text() const -> std::string {
+    const auto pct = [](double x) { return detail::fixed(100 * x, 4) + "%"; };
+    std::string out;
+    out += "shadow: epoch " + std::to_string(before_epoch) + " -> " + std::to_string(after_epoch) + ", sampling " +
+           std::to_string(sample_per_million) + " per million keys\n";
+    out += "requests seen    " + std::to_string(requests_seen) + "\n";
+    out += "keys sampled     " + std::to_string(keys_sampled) + " (" + std::to_string(requests_sampled) +
+           " requests" + (keys_dropped > 0 ? ", " + std::to_string(keys_dropped) + " keys past the limit" : "") +
+           ")\n";
+    out += "moved            " + std::to_string(keys_moved) + " keys " + pct(moved_fraction) + ", " +
+           std::to_string(requests_moved) + " requests " + pct(moved_request_fraction) + "\n";
+    out += "expected         " + pct(expected_moved) + (expected_exact ? " (exact)" : " (sampled)") + " +- " +
+           pct(tolerance) + (as_predicted ? ": as predicted" : ": NOT as predicted") + "\n";
+    out += "minimum          " + pct(minimum) + "\n";
+    out += "survivor moves   " + std::to_string(survivor_keys_moved) + " keys " + pct(survivor_fraction) +
+           " (expected " + pct(expected_survivor) + ")\n";
+    out += "verdict          " + std::string(to_string(verdict)) + "\n";
+    if (!flows.empty()) {
+        out += "\nfrom -> to: keys, requests\n";
+        for (const auto& f : flows) {
+            out += f.from + " -> " + f.to + ": " + std::to_string(f.keys) + ", " + std::to_string(f.requests) + "\n";
+        }
+    }
+    return out;
+}
+
+inline auto shadow_report::to_json() const -> std::string {
+    using detail::json_number;
+    std::string out = "{";
+    const auto field = [&](std::string_view name, const std::string& value) {
+        out += (out.size() > 1 ? "," : "") + detail::json_string(name) + ":" + value;
+    };
+    field("before_epoch", std::to_string(before_epoch));
+    field("after_epoch", std::to_string(after_epoch));
+    field("sample_per_million", std::to_string(sample_per_million));
+    field("requests_seen", std::to_string(requests_seen));
+    field("keys_sampled", std::to_string(keys_sampled));
+    field("requests_sampled", std::to_string(requests_sampled));
+    field("keys_dropped", std::to_string(keys_dropped));
+    field("keys_moved", std::to_string(keys_moved));
+    field("requests_moved", std::to_string(requests_moved));
+    field("survivor_keys_moved", std::to_string(survivor_keys_moved));
+    field("moved_fraction", json_number(moved_fraction));
+    field("moved_request_fraction", json_number(moved_request_fraction));
+    field("survivor_fraction", json_number(survivor_fraction));
+    field("expected_moved", json_number(expected_moved));
+    field("expected_survivor", json_number(expected_survivor));
+    field("minimum", json_number(minimum));
+    field("tolerance", json_number(tolerance));
+    field("expected_exact", expected_exact ? "true" : "false");
+    field("as_predicted", as_predicted ? "true" : "false");
+    field("verdict", detail::json_string(to_string(verdict)));
+    std::string fl = "[";
+    for (const auto& f : flows) {
+        fl += (fl.size() > 1 ? "," : "") + std::string("{\"from\":") + detail::json_string(f.from) +
+              ",\"to\":" + detail::json_string(f.to) + ",\"keys\":" + std::to_string(f.keys) +
+              ",\"requests\":" + std::to_string(f.requests) + "}";
+    }
+    field("flows", fl + "]");
+    return out + "}";
+}
+
+KEYPLACE_NAMESPACE_END
+
+#endif
