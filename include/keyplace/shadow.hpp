@@ -30,7 +30,9 @@ enum class shadow_verdict : std::uint8_t {
     insufficient,  ///< fewer than shadow_min_keys keys sampled: no judgement
     minimal,       ///< moved no more than the minimum any placement must move, and no survivor moves
     excess,        ///< more than the minimum, or keys moved between nodes that did not change
-    remap,         ///< more than half of what could have stayed moved: the hash, ids or derivation changed
+    /// More than half of what could have stayed moved, or no node is in both with its weight:
+    /// the hash, the ids or the point derivation changed.
+    remap,
 };
 
 [[nodiscard]] constexpr auto to_string(shadow_verdict v) noexcept -> std::string_view {
@@ -310,14 +312,18 @@ inline auto shadow_compare::report() const -> shadow_report {
     r.expected_exact = expected_.exact;
     // Four standard deviations of a binomial proportion at the expected rate, plus one key; when
     // the expectation is itself sampled (2^17 keys), its own error adds.
-    const auto sd = [](double p, double k) { return k > 0 ? detail::square_root(p * (1 - p) / k) : 1.0; };
+    const auto sd = [](double p, double k) {
+        p = p < 0 ? 0 : (p > 1 ? 1 : p);  // a sum of measures may pass 1 by an ulp
+        return k > 0 ? detail::square_root(p * (1 - p) / k) : 1.0;
+    };
     const double own = expected_.exact ? 0.0 : sd(expected_.moved, static_cast<double>(analysis_sample_size));
     r.tolerance = 4 * (sd(r.expected_moved, n) + own) + (n > 0 ? 1 / n : 1.0);
     const double d = r.moved_fraction - r.expected_moved;
     r.as_predicted = (d < 0 ? -d : d) <= r.tolerance;
     if (r.keys_sampled < shadow_min_keys) {
         r.verdict = shadow_verdict::insufficient;
-    } else if (r.moved_fraction > r.minimum + (1 - r.minimum) / 2) {
+    } else if (r.moved_fraction > r.minimum + (1 - r.minimum) / 2 ||
+               (survivors_.empty() && r.moved_fraction > 0.5)) {
         r.verdict = shadow_verdict::remap;
     } else {
         const double slack = 4 * sd(r.minimum, n) + 1 / n;

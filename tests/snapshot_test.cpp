@@ -1,0 +1,618 @@
+// Tests of snapshot.hpp, shadow.hpp and transfer_plan.hpp: what the fingerprint does and does not
+// depend on, write sets during a transition, every bad description, the successor rules, shadow
+// compare against analysis's exact figures, and transfer plans against exact movement.
+#include "keyplace_catch.hpp"
+#include "support.hpp"
+
+#include <keyplace/shadow.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/transfer_plan.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using keyplace::errc;
+using keyplace::node_state;
+using keyplace::snapshot;
+using keyplace::snapshot_description;
+using keyplace::snapshot_node;
+using namespace keyplace_test;
+
+namespace {
+
+auto nodes_of(std::size_t n, const std::string& prefix = "n") -> std::vector<snapshot_node> {
+    std::vector<snapshot_node> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        out.push_back({prefix + std::to_string(i), "10.0.0." + std::to_string(i) + ":11211"});
+    }
+    return out;
+}
+
+auto description(const std::string& strategy, std::size_t n) -> snapshot_description {
+    snapshot_description d;
+    d.cluster = "cache-eu-1";
+    d.epoch = 7;
+    d.parent_epoch = 6;
+    d.strategy.name = strategy;
+    d.nodes = nodes_of(n);
+    if (strategy == "cassandra") {
+        for (std::size_t i = 0; i < n; ++i) {
+            d.nodes[i].tokens = {static_cast<std::int64_t>(i * 1000003) - 4000000000000000000LL,
+                                 static_cast<std::int64_t>(i * 7919) + 2000000000000000000LL};
+        }
+    }
+    return d;
+}
+
+auto fp(const snapshot_description& d) -> std::string { return snapshot::build(d).fingerprint().hex(); }
+
+// Strategies that take plain nodes (no tokens, no slots), with whole weights.
+const std::vector<std::string> plain_strategies = {"ring",         "rendezvous", "jump",     "jump-guava",
+                                                   "maglev",       "modulo",     "envoy-ring", "envoy-maglev",
+                                                   "ketama",       "ketama-spy", "ketama-unweighted",
+                                                   "libketama",    "hash-ring",  "redis"};
+
+auto shared(const snapshot_description& d) -> std::shared_ptr<const snapshot> {
+    return std::make_shared<const snapshot>(snapshot::build(d));
+}
+
+}  // namespace
+
+TEST_CASE("snapshot: the built description lists every parameter and the stated digests", "[snapshot]") {
+    const auto s = snapshot::build(description("envoy-ring", 3));
+    CHECK(s.strategy().params.size() == 3);
+    CHECK(std::get<std::uint64_t>(s.strategy().params.at("min-ring-size")) == 1024);
+    CHECK(std::get<std::string>(s.strategy().params.at("hash")) == "xxh64");
+    const auto d = s.describe();
+    REQUIRE(d.fingerprint);
+    CHECK(*d.fingerprint == s.fingerprint());
+    // Rebuilt from what it describes, with the digests stated, it is the same snapshot.
+    const auto again = snapshot::build(d);
+    CHECK(again.fingerprint() == s.fingerprint());
+    CHECK(again.describe() == d);
+    CHECK(s.verify());
+    CHECK(keyplace::digest128::from_hex(s.fingerprint().hex()) == s.fingerprint());
+    CHECK_FALSE(keyplace::digest128::from_hex("xyz"));
+    CHECK_FALSE(keyplace::digest128::from_hex(std::string(31, '0') + "g"));
+}
+
+TEST_CASE("snapshot: fingerprints do not depend on input order where nodes are sorted or carry their own tokens",
+          "[snapshot]") {
+    std::mt19937 gen(12);
+    for (const auto* strategy : {"ring", "rendezvous", "maglev", "modulo", "envoy-ring", "envoy-maglev", "redis",
+                                 "cassandra", "hash-ring", "ketama"}) {
+        auto d = description(strategy, 12);
+        const auto want = snapshot::build(d);
+        for (int round = 0; round < 3; ++round) {
+            std::shuffle(d.nodes.begin(), d.nodes.end(), gen);
+            const auto s = snapshot::build(d);
+            CHECK(s.fingerprint() == want.fingerprint());
+            CHECK(s.probe_digest() == want.probe_digest());
+        }
+    }
+    // Jump numbers buckets in the order given: the order is part of the function.
+    auto j = description("jump", 5);
+    const auto before = fp(j);
+    std::swap(j.nodes[0], j.nodes[4]);
+    CHECK(fp(j) != before);
+}
+
+TEST_CASE("snapshot: any change that changes an owner changes the fingerprint, addresses and metadata do not",
+          "[snapshot]") {
+    for (const auto& strategy : plain_strategies) {
+        INFO(strategy);
+        const auto base = description(strategy, 6);
+        const auto want = fp(base);
+        auto d = base;
+        d.nodes[2].id = "n2x";  // an id
+        CHECK(fp(d) != want);
+        d = base;
+        d.nodes.push_back({"n6"});  // a node
+        CHECK(fp(d) != want);
+        d = base;
+        d.nodes[5].state = node_state::joining;  // a state (owns only after)
+        CHECK(fp(d) != want);
+        d = base;
+        d.nodes[5].state = node_state::leaving;  // a state (owns only now)
+        CHECK(fp(d) != want);
+        d = base;
+        d.nodes[1].address = "192.168.9.9:1";  // never hashed
+        d.metadata = {1767225600000, "ops", "moved a rack"};
+        d.epoch = 99;
+        d.parent_epoch = 42;
+        d.cluster = "cache-us-2";
+        CHECK(fp(d) == want);
+        // Not listing a default parameter is the same function as listing it.
+        d = base;
+        d.strategy.params = snapshot::build(base).strategy().params;
+        CHECK(fp(d) == want);
+    }
+    // Weights where the strategy takes them.
+    for (const auto* strategy : {"ring", "rendezvous", "maglev", "envoy-ring", "envoy-maglev", "ketama", "libketama"}) {
+        INFO(strategy);
+        auto d = description(strategy, 6);
+        const auto want = fp(d);
+        d.nodes[3].weight = 2;
+        CHECK(fp(d) != want);
+    }
+    // Parameters.
+    auto d = description("ring", 6);
+    const auto ring_fp = fp(d);
+    d.strategy.params["vnodes"] = std::uint64_t{161};
+    CHECK(fp(d) != ring_fp);
+    d = description("maglev", 6);
+    const auto maglev_fp = fp(d);
+    d.strategy.params["table-size"] = std::uint64_t{65519};
+    CHECK(fp(d) != maglev_fp);
+    d = description("ketama-unweighted", 6);
+    const auto oaat = fp(d);
+    d.strategy.params["hash"] = std::string("md5-ketama");
+    CHECK(fp(d) != oaat);
+    d = description("ring", 6);
+    d.replication = {3, keyplace::failure_domain::node};
+    CHECK(fp(d) != ring_fp);
+    // The same nodes under another strategy.
+    CHECK(fp(description("ketama", 6)) != fp(description("libketama", 6)));
+    // A left tombstone owns nothing: adding one changes no owner and no digest.
+    d = description("ring", 6);
+    d.nodes.push_back({"gone", "", 1, {}, node_state::left});
+    CHECK(fp(d) == ring_fp);
+}
+
+TEST_CASE("snapshot: current and pending follow the states, and the write set is their union", "[snapshot]") {
+    auto d = description("ring", 5);
+    d.nodes[3].state = node_state::joining;
+    d.nodes[4].state = node_state::leaving;
+    const auto s = snapshot::build(d);
+    REQUIRE(s.in_transition());
+    CHECK(s.current().size() == 4);  // n0 n1 n2 n4
+    CHECK(s.pending().size() == 4);  // n0 n1 n2 n3
+    const auto now = keyplace::ring::build({{"n0"}, {"n1"}, {"n2"}, {"n4"}});
+    const auto after = keyplace::ring::build({{"n0"}, {"n1"}, {"n2"}, {"n3"}});
+    std::size_t doubled = 0;
+    std::vector<std::uint32_t> out(2);
+    for (std::size_t i = 0; i < 100000; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        const auto& o = s.owner(key);
+        const auto& n = s.next_owner(key);
+        REQUIRE(o.id == keyplace::locate(now, key).id);
+        REQUIRE(n.id == keyplace::locate(after, key).id);
+        const std::size_t w = s.write_set(key, out);
+        REQUIRE(s.nodes()[out[0]].id == o.id);
+        REQUIRE(w == (o.id == n.id ? 1U : 2U));
+        if (w == 2) {
+            REQUIRE(s.nodes()[out[1]].id == n.id);
+            ++doubled;
+        }
+        CHECK(o.state != node_state::joining);
+        CHECK(n.state != node_state::leaving);
+    }
+    // The keys with two destinations are those that move: the joiner's gain plus the leaver's
+    // loss, exactly analysis's movement between the two rings (within 5 sigma of 10^5 keys).
+    const double moved = keyplace::movement(now, after).moved;
+    CHECK(std::abs(static_cast<double>(doubled) / 1e5 - moved) < 5 * std::sqrt(moved * (1 - moved) / 1e5));
+    // Outside a transition the write set is the owner.
+    const auto stable = snapshot::build(description("ring", 5));
+    CHECK_FALSE(stable.in_transition());
+    CHECK(&stable.current() == &stable.pending());
+    CHECK(stable.write_set("user:42").size() == 1);
+}
+
+TEST_CASE("snapshot: with replication the write set holds every copy now and after", "[snapshot]") {
+    auto d = description("ring", 6);
+    for (std::size_t i = 0; i < d.nodes.size(); ++i) {
+        d.nodes[i].where = {"eu", "z" + std::to_string(i % 3), ""};
+    }
+    d.replication = {2, keyplace::failure_domain::zone};
+    d.nodes[5].state = node_state::joining;
+    const auto s = snapshot::build(d);
+    std::vector<std::uint32_t> now(2);
+    std::vector<std::uint32_t> after(2);
+    std::vector<std::uint32_t> ws(4);
+    for (std::size_t i = 0; i < 20000; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        REQUIRE(s.current().copies(s.current().point_of(key), now) == 2);
+        REQUIRE(s.pending().copies(s.pending().point_of(key), after) == 2);
+        CHECK(s.nodes()[now[0]].where.zone != s.nodes()[now[1]].where.zone);
+        const std::size_t w = s.write_set(key, ws);
+        std::set<std::uint32_t> want(now.begin(), now.end());
+        want.insert(after.begin(), after.end());
+        REQUIRE(std::set<std::uint32_t>(ws.begin(), ws.begin() + static_cast<std::ptrdiff_t>(w)) == want);
+        CHECK(ws[0] == now[0]);
+    }
+}
+
+TEST_CASE("snapshot: every bad description is refused with the value named", "[snapshot][errors]") {
+    const auto base = description("ring", 3);
+    const auto refuse = [](const snapshot_description& d, errc code, const std::string& fragment) {
+        keyplace::error_info err;
+        CHECK_FALSE(snapshot::try_build(d, err));
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+        expect_error([&] { return snapshot::build(d); }, code, fragment);
+    };
+    auto d = base;
+    d.format = "keyplace.snapshot/2";
+    refuse(d, errc::invalid_document, "format 'keyplace.snapshot/2'");
+    d.format = "keyplace.snapshot/1.x";
+    refuse(d, errc::invalid_document, "format 'keyplace.snapshot/1.x'");
+    d.format = "keyplace.snapshot/1.3";  // a newer minor of the same major is read
+    CHECK(snapshot::build(d).fingerprint().hex() == fp(base));
+    d = base;
+    d.cluster = "";
+    refuse(d, errc::invalid_document, "cluster ''");
+    d.cluster = std::string(256, 'c');
+    refuse(d, errc::invalid_document, "is not 1 to 255 bytes");
+    d = base;
+    d.epoch = 0;
+    d.parent_epoch = 0;
+    refuse(d, errc::invalid_document, "epoch 0");
+    d = base;
+    d.parent_epoch = 7;
+    refuse(d, errc::invalid_document, "parent_epoch 7 is not below epoch 7");
+    d = base;
+    d.strategy.name = "consistent";
+    refuse(d, errc::unknown_strategy, "strategy 'consistent' is not one of ring, rendezvous");
+    d = base;
+    d.strategy.contract = 2;
+    refuse(d, errc::unknown_strategy, "at contract 2");
+    d = base;
+    d.strategy.params["vnode"] = std::uint64_t{10};
+    refuse(d, errc::unknown_strategy, "has no parameter 'vnode'");
+    d = base;
+    d.strategy.params["vnodes"] = std::string("many");
+    refuse(d, errc::unknown_strategy, "'many' is not a number");
+    d = base;
+    d.strategy.params["vnodes"] = std::uint64_t{0};
+    refuse(d, errc::invalid_vnodes, "vnodes 0");
+    d.strategy.params["vnodes"] = std::uint64_t{1} << 40;
+    refuse(d, errc::invalid_vnodes, "vnodes 1099511627776");
+    d = description("envoy-ring", 3);
+    d.strategy.params["hash"] = std::string("md5");
+    refuse(d, errc::unknown_strategy, "'md5' is not one of xxh64, murmur2-envoy");
+    d.strategy.params["hash"] = std::uint64_t{5};
+    refuse(d, errc::unknown_strategy, "5 is not a name");
+    d = description("maglev", 3);
+    d.strategy.params["table-size"] = std::uint64_t{65536};
+    refuse(d, errc::table_size_not_prime, "65536");
+    d = base;
+    d.nodes[1].tokens = {5};
+    refuse(d, errc::invalid_argument, "node 'n1': tokens apply only to strategy 'cassandra'");
+    d = base;
+    d.nodes[1].slots = {{0, 5}};
+    refuse(d, errc::invalid_argument, "node 'n1': slots apply only to strategy 'redis'");
+    d = base;
+    d.nodes[2].id = "n0";
+    d.nodes[2].state = node_state::left;  // a tombstone keeps its id: no one else may use it
+    refuse(d, errc::duplicate_id, "node id 'n0' appears more than once");
+    d = base;
+    d.nodes[0].id = "";
+    refuse(d, errc::empty_id, "node id is empty");
+    d = base;
+    d.nodes[0].weight = -1;
+    refuse(d, errc::invalid_weight, "node 'n0': weight -1");
+    d = base;
+    d.nodes[0].weight = std::numeric_limits<double>::quiet_NaN();
+    refuse(d, errc::invalid_weight, "weight nan");
+    d = base;
+    d.nodes[0].state = static_cast<node_state>(9);
+    refuse(d, errc::invalid_state, "state 9");
+    d = base;
+    for (auto& n : d.nodes) {
+        n.state = node_state::joining;
+    }
+    refuse(d, errc::no_owner, "no node owns keys now");
+    for (auto& n : d.nodes) {
+        n.state = node_state::leaving;
+    }
+    refuse(d, errc::no_owner, "no node owns keys after the transition");
+    d = description("ketama", 3);
+    d.nodes[1].weight = 1.5;
+    refuse(d, errc::invalid_weight, "node 'n1': weight 1.5 is not a whole number");
+    d = description("jump", 3);
+    d.nodes[1].weight = 2;
+    refuse(d, errc::invalid_weight, "jump places every node with weight 1");
+    d = description("redis", 3);
+    d.replication = {2, keyplace::failure_domain::node};
+    refuse(d, errc::invalid_argument, "strategy 'redis' has no preference order: replication 2");
+    d = base;
+    d.replication = {4, keyplace::failure_domain::node};
+    refuse(d, errc::invalid_replica_count, "4");
+    d = description("redis", 2);
+    d.nodes[0].slots = {{0, 9000}};
+    d.nodes[1].slots = {{9000, 16383}};
+    refuse(d, errc::slot_overlap, "slot 9000");
+    d = description("cassandra", 2);
+    d.nodes[1].tokens = d.nodes[0].tokens;
+    refuse(d, errc::duplicate_token, "");
+    // Stated digests that differ from the computed ones.
+    d = snapshot::build(base).describe();
+    auto wrong = *d.fingerprint;
+    wrong.low ^= 1;
+    d.fingerprint = wrong;
+    refuse(d, errc::fingerprint_mismatch, "the document states fingerprint " + wrong.hex());
+    d = snapshot::build(base).describe();
+    auto wrong_probe = *d.probe;
+    wrong_probe.high ^= 1;
+    d.probe = wrong_probe;
+    refuse(d, errc::fingerprint_mismatch, "the document states probe digest " + wrong_probe.hex());
+}
+
+TEST_CASE("snapshot: check_successor refuses another cluster, an old epoch, a split brain and a returning tombstone",
+          "[snapshot][errors]") {
+    auto d = description("ring", 4);
+    d.nodes[3].state = node_state::left;
+    const auto cur = snapshot::build(d);
+    CHECK_FALSE(keyplace::check_successor(cur, snapshot::build(cur.successor())));
+    CHECK_FALSE(keyplace::check_successor(cur, cur));  // the same snapshot again: not an error
+
+    auto other = cur.successor();
+    other.cluster = "cache-us-2";
+    auto e = keyplace::check_successor(cur, snapshot::build(other));
+    CHECK(e.code() == errc::wrong_cluster);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("'cache-us-2'") && Catch::Matchers::Contains("'cache-eu-1'"));
+
+    auto old = d;
+    old.epoch = 6;
+    old.parent_epoch = 5;
+    e = keyplace::check_successor(cur, snapshot::build(old));
+    CHECK(e.code() == errc::stale_epoch);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("epoch 6 is not newer than the current epoch 7"));
+
+    auto brain = d;
+    brain.nodes.push_back({"n9"});
+    const auto split = snapshot::build(brain);
+    e = keyplace::check_successor(cur, split);
+    CHECK(e.code() == errc::split_brain);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains(split.fingerprint().hex()) &&
+                                Catch::Matchers::Contains(cur.fingerprint().hex()));
+
+    auto back = cur.successor();
+    back.nodes[3].state = node_state::joining;
+    e = keyplace::check_successor(cur, snapshot::build(back));
+    CHECK(e.code() == errc::invalid_state);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("node 'n3' left at epoch 7 and may not return as joining"));
+}
+
+TEST_CASE("shadow: a join reports analysis's exact movement within sampling error", "[snapshot][shadow]") {
+    // 4 -> 5 nodes; 10^6 keys sampled at 20%: ~2x10^5 sampled keys. The tolerance is four binomial
+    // standard deviations at the exact expected rate (about 0.0037 here) plus one key.
+    const auto before = shared(description("ring", 4));
+    auto next = before->successor();
+    next.nodes.push_back({"n4"});
+    const auto after = shared(next);
+    keyplace::shadow_compare cmp(before, after, {.sample_per_million = 200'000});
+    for (std::size_t i = 0; i < 1'000'000; ++i) {
+        cmp.observe("key-" + std::to_string(i), 1 + i % 4);
+    }
+    const auto r = cmp.report();
+    const auto exact = keyplace::movement(std::get<keyplace::ring>(before->current().strategy()),
+                                          std::get<keyplace::ring>(after->current().strategy()));
+    REQUIRE(exact.exact);
+    CHECK(r.expected_exact);
+    CHECK(r.expected_moved == exact.moved);
+    CHECK(r.minimum == exact.minimum);
+    CHECK(r.requests_seen == 2'500'000);  // (1 + 2 + 3 + 4) / 4 per key
+    CHECK(std::abs(static_cast<double>(r.keys_sampled) - 2e5) < 5 * std::sqrt(1e6 * 0.2 * 0.8));
+    CHECK(std::abs(r.moved_fraction - exact.moved) <= r.tolerance);
+    CHECK(r.as_predicted);
+    CHECK(r.survivor_keys_moved == 0);
+    CHECK(r.verdict == keyplace::shadow_verdict::minimal);
+    // Every move is to the joiner, and the flows add up.
+    std::uint64_t keys = 0;
+    for (const auto& f : r.flows) {
+        CHECK(f.to == "n4");
+        keys += f.keys;
+    }
+    CHECK(keys == r.keys_moved);
+    // The same keys sampled in another process: the sample is a function of the key alone.
+    keyplace::shadow_compare again(before, after, {.sample_per_million = 200'000});
+    for (std::size_t i = 0; i < 1000; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        CHECK(again.sampled(key) == cmp.sampled(key));
+    }
+    CHECK(r.to_text().find("verdict          minimal") != std::string::npos);
+    CHECK(r.to_json().find("\"verdict\":\"minimal\"") != std::string::npos);
+}
+
+TEST_CASE("shadow: a changed key hash or point derivation is flagged as a remap", "[snapshot][shadow]") {
+    const auto before = shared(description("ring", 10));
+    // A rollout that switched the ring to another derivation (Python hash_ring's MD5 points and
+    // keys) over the same ids: the placement is unrelated, about 1 - 1/10 of keys move.
+    auto changed = before->successor();
+    changed.strategy = {.name = "hash-ring"};
+    const auto after = shared(changed);
+    keyplace::shadow_compare cmp(before, after);
+    for (std::size_t i = 0; i < 5'000'000; ++i) {
+        cmp.observe("key-" + std::to_string(i));
+    }
+    const auto r = cmp.report();
+    CHECK(r.keys_sampled > 40000);
+    CHECK(r.moved_fraction > 0.85);
+    CHECK(r.minimum < 0.1);
+    CHECK(r.verdict == keyplace::shadow_verdict::remap);
+    CHECK_FALSE(r.expected_exact);
+    CHECK(r.as_predicted);
+    // Renaming every node remaps too, under the same strategy.
+    auto renamed = before->successor();
+    for (auto& n : renamed.nodes) {
+        n.id += "-v2";
+    }
+    keyplace::shadow_compare ids(before, shared(renamed), {.sample_per_million = 100'000});
+    for (std::size_t i = 0; i < 500'000; ++i) {
+        ids.observe("key-" + std::to_string(i));
+    }
+    CHECK(ids.report().verdict == keyplace::shadow_verdict::remap);
+}
+
+TEST_CASE("shadow: modulo is a remap, Maglev's small disruption is excess", "[snapshot][shadow]") {
+    const auto mod = shared(description("modulo", 3));
+    auto mod4 = mod->successor();
+    mod4.nodes.push_back({"n3"});
+    keyplace::shadow_compare m(mod, shared(mod4), {.sample_per_million = 100'000});
+    const auto maglev = shared(description("maglev", 10));
+    auto maglev11 = maglev->successor();
+    maglev11.nodes.push_back({"n10"});
+    keyplace::shadow_compare g(maglev, shared(maglev11), {.sample_per_million = 1'000'000});
+    for (std::size_t i = 0; i < 1'000'000; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        m.observe(key);
+        g.observe(key);
+    }
+    const auto rm = m.report();
+    CHECK(std::abs(rm.expected_moved - 0.75) < 1e-12);  // 9 of 12 residues modulo lcm(3, 4)
+    CHECK(rm.verdict == keyplace::shadow_verdict::remap);
+    const auto rg = g.report();
+    CHECK(rg.expected_exact);
+    CHECK(rg.expected_survivor > 0);
+    CHECK(rg.survivor_keys_moved > 0);
+    CHECK(rg.verdict == keyplace::shadow_verdict::excess);
+    CHECK(rg.as_predicted);
+}
+
+TEST_CASE("shadow: accumulators merge as one, and bad options are refused", "[snapshot][shadow][errors]") {
+    const auto before = shared(description("ring", 4));
+    auto next = before->successor();
+    next.nodes.push_back({"n4"});
+    const auto after = shared(next);
+    keyplace::shadow_compare one(before, after, {.sample_per_million = 500'000});
+    keyplace::shadow_compare a(before, after, {.sample_per_million = 500'000});
+    keyplace::shadow_compare b(before, after, {.sample_per_million = 500'000});
+    for (std::size_t i = 0; i < 20000; ++i) {
+        const std::string key = "key-" + std::to_string(i % 15000);  // some keys twice
+        one.observe(key, 2);
+        (i % 2 == 0 ? a : b).observe(key, 2);
+    }
+    a.merge(b);
+    const auto ra = a.report();
+    const auto ro = one.report();
+    CHECK(ra.keys_sampled == ro.keys_sampled);
+    CHECK(ra.keys_moved == ro.keys_moved);
+    CHECK(ra.requests_moved == ro.requests_moved);
+    CHECK(ra.requests_seen == 40000);
+    CHECK(ra.flows.size() == ro.flows.size());
+    keyplace::shadow_compare few(before, after);
+    few.observe("key-1");
+    CHECK(few.report().verdict == keyplace::shadow_verdict::insufficient);
+    expect_error([&] { return keyplace::shadow_compare(before, after, {.sample_per_million = 1'000'001}); },
+                 errc::invalid_argument, "sample_per_million 1000001 is above 1000000");
+    expect_error([&] { return keyplace::shadow_compare(nullptr, after); }, errc::invalid_argument, "two snapshots");
+    keyplace::shadow_compare elsewhere(after, before);
+    expect_error([&] {
+        a.merge(elsewhere);
+        return 0;
+    }, errc::invalid_argument, "other snapshots");
+}
+
+TEST_CASE("plan: the changed ranges sum to analysis's exact movement, sorted and disjoint", "[snapshot][plan]") {
+    for (const auto* strategy : {"ring", "maglev", "modulo", "redis", "cassandra", "hash-ring", "ketama",
+                                 "envoy-ring", "envoy-maglev"}) {
+        INFO(strategy);
+        auto d = description(strategy, 5);
+        const auto before = snapshot::build(d);
+        auto next = before.successor();
+        next.nodes.erase(next.nodes.begin() + 2);  // n2 leaves
+        next.nodes.push_back({"n9", "10.0.0.9:11211"});
+        if (std::string(strategy) == "cassandra") {
+            next.nodes.back().tokens = {17, 1'000'000'000'000'000'000LL};
+        }
+        const auto after = snapshot::build(next);
+        const auto plan = keyplace::plan_transfer(before, after);
+        REQUIRE(plan.exact);
+        const double exact = keyplace::detail::snapshot_movement(before, after).moved;
+        CHECK(std::abs(plan.moved - exact) < 1e-9);
+        double sum = 0;
+        for (std::size_t i = 0; i < plan.ranges.size(); ++i) {
+            const auto& r = plan.ranges[i];
+            sum += r.fraction;
+            CHECK_FALSE(r.gaining.empty());
+            CHECK(r.copies.size() == r.gaining.size());
+            for (const auto& c : r.copies) {
+                CHECK(std::find(r.before.begin(), r.before.end(), c.from) != r.before.end());
+            }
+            if (i > 0) {
+                const auto& p = plan.ranges[i - 1];
+                if (plan.space == keyplace::plan_space::tokens) {
+                    CHECK(static_cast<std::int64_t>(p.last) < static_cast<std::int64_t>(r.first));
+                } else {
+                    CHECK(p.last < r.first);
+                }
+            }
+        }
+        CHECK(std::abs(sum - plan.moved) < 1e-9);
+        double totals = 0;
+        for (const auto& t : plan.totals) {
+            totals += t.fraction;
+        }
+        CHECK(std::abs(totals - plan.moved) < 1e-9);
+    }
+    // Rendezvous has no ranges: sampled, and said so.
+    const auto before = snapshot::build(description("rendezvous", 4));
+    auto next = before.successor();
+    next.nodes.push_back({"n4"});
+    const auto plan = keyplace::plan_transfer(before, snapshot::build(next));
+    CHECK_FALSE(plan.exact);
+    CHECK(plan.space == keyplace::plan_space::sampled);
+    CHECK(plan.ranges.empty());
+    CHECK(std::abs(plan.moved - 0.2) < 4 * std::sqrt(0.2 * 0.8 / 131072.0));  // the joiner's 1/5
+    CHECK(plan.to_text().find("sampled") != std::string::npos);
+}
+
+TEST_CASE("plan: a ring join's ranges are the joiner's arcs, and replicas copy from the same zone",
+          "[snapshot][plan]") {
+    auto d = description("ring", 3);
+    d.strategy.params["vnodes"] = std::uint64_t{8};
+    const auto before = snapshot::build(d);
+    auto next = before.successor();
+    next.nodes.push_back({"n3"});
+    const auto after = snapshot::build(next);
+    const auto plan = keyplace::plan_transfer(before, after);
+    const auto& ring = std::get<keyplace::ring>(after.current().strategy());
+    // Each range ends at one of n3's points (its arcs, merged where adjacent) and only n3 gains.
+    std::set<std::uint64_t> n3_points;
+    for (std::size_t i = 0; i < ring.points().size(); ++i) {
+        if (ring.node(ring.owners()[i]).id == "n3") {
+            n3_points.insert(ring.points()[i]);
+        }
+    }
+    for (const auto& r : plan.ranges) {
+        CHECK(r.gaining == std::vector<std::string>{"n3"});
+        CHECK(r.losing.size() == 1);
+        CHECK((n3_points.count(r.last) == 1 || r.last == ~std::uint64_t{0}));
+    }
+    // The same as plan_transition over one snapshot with n3 joining.
+    auto joining = d;
+    joining.nodes.push_back({"n3", "", 1, {}, node_state::joining});
+    const auto t = keyplace::plan_transition(snapshot::build(joining));
+    REQUIRE(t.ranges.size() == plan.ranges.size());
+    for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+        CHECK(t.ranges[i].first == plan.ranges[i].first);
+        CHECK(t.ranges[i].last == plan.ranges[i].last);
+        CHECK(t.ranges[i].copies == plan.ranges[i].copies);
+    }
+    // Replicas over zones: a new copy comes from a holder in the gaining node's zone when one
+    // holds it.
+    auto z = description("ring", 6);
+    for (std::size_t i = 0; i < z.nodes.size(); ++i) {
+        z.nodes[i].where = {"eu", "z" + std::to_string(i % 2), ""};
+    }
+    z.replication = {2, keyplace::failure_domain::zone};
+    const auto zb = snapshot::build(z);
+    auto zn = zb.successor();
+    zn.nodes.push_back({"n6", "", 1, {"eu", "z0", ""}});
+    const auto za = snapshot::build(zn);
+    const auto zp = keyplace::plan_transfer(zb, za);
+    REQUIRE_FALSE(zp.ranges.empty());
+    for (const auto& r : zp.ranges) {
+        for (const auto& c : r.copies) {
+            CHECK(c.to == "n6");
+            CHECK(za.find(c.from)->where.zone == "z0");  // one copy of every key is in z0
+        }
+    }
+}
