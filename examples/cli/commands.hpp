@@ -10,6 +10,12 @@
 
 #include <keyplace/keyplace.hpp>
 
+// With nlohmann_json (CMake defines KEYPLACE_CLI_SNAPSHOTS): the snapshot commands.
+#if KEYPLACE_CLI_SNAPSHOTS
+#include "snapshot_commands.hpp"
+#endif
+
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <fstream>
@@ -278,10 +284,23 @@ struct locate_command {
     static constexpr std::string_view help = "each key's owner or, with --replicas, its copies";
     static constexpr strategy_use strategy_options = strategy_use::locate;
     static constexpr auto options() {
+#if KEYPLACE_CLI_SNAPSHOTS
+        return std::tuple{&strategy_option,  &nodes_option, &prehashed_flag,  &replicas_option, &spread_option,
+                          &shortfall_option, &json_flag,    &snapshot_option, &write_set_flag};
+#else
         return std::tuple{&strategy_option, &nodes_option,     &prehashed_flag, &replicas_option,
                           &spread_option,   &shortfall_option, &json_flag};
+#endif
     }
     static auto run(const parsed_args& a, std::istream& in) -> std::string {
+#if KEYPLACE_CLI_SNAPSHOTS
+        if (a.has(snapshot_option.spec)) {
+            return locate_snapshot(a, in);
+        }
+        if (a.has(write_set_flag.spec)) {
+            usage_error("--write-set needs --snapshot");
+        }
+#endif
         return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return locate<E>(a, in); });
     }
 };
@@ -310,7 +329,49 @@ struct stats_command {
     }
 };
 
+#if KEYPLACE_CLI_SNAPSHOTS
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, snapshot_create_command,
+                            snapshot_verify_command, snapshot_diff_command, shadow_command, plan_command>;
+#else
 using commands = entry_list<hash_command, locate_command, diff_command, stats_command>;
+#endif
+
+/// A command's positional arguments become its options, in order: "verify F" is "verify --file F".
+template <class C>
+auto with_positionals(std::span<const std::string_view> args, std::vector<std::string>& storage)
+    -> std::vector<std::string_view> {
+    std::vector<std::string_view> out;
+    std::vector<option_spec> slots;
+    if constexpr (requires { C::positionals; }) {
+        for_each_in(C::positionals, [&](const auto& o) { slots.push_back(o.spec); });
+    }
+    std::vector<option_spec> valued;
+    for_each_in(C::options(), [&](const auto& o) {
+        if (!o.spec.value.empty()) {
+            valued.push_back(o.spec);
+        }
+    });
+    storage.reserve(args.size());
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view arg = args[i];
+        if (arg.substr(0, 2) == "--") {
+            out.push_back(arg);
+            const bool takes_value =
+                arg.find('=') == std::string_view::npos &&
+                std::any_of(valued.begin(), valued.end(), [&](const option_spec& s) { return arg.substr(2) == s.name; });
+            if (takes_value && i + 1 < args.size()) {
+                out.push_back(args[++i]);
+            }
+        } else if (next < slots.size()) {
+            storage.push_back("--" + std::string(slots[next++].name) + "=" + std::string(arg));
+            out.push_back(storage.back());
+        } else {
+            out.push_back(arg);  // parsed_args reports it
+        }
+    }
+    return out;
+}
 
 inline constexpr choice_option<commands> command_choice{{"", "COMMAND", ""}, "command"};
 
@@ -433,12 +494,24 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
         }
         return version_line();
     }
-    return visit_entry(commands{}, command_choice.parse(first), [&]<class C>(std::type_identity<C>) {
+    // A two-word command ("snapshot create") is named by its first two arguments.
+    std::string name(first);
+    std::size_t words = 1;
+    if (first == "snapshot") {
+        if (args.size() < 2 || args[1].substr(0, 2) == "--") {
+            usage_error("snapshot needs a subcommand: create, verify or diff");
+        }
+        name += " " + std::string(args[1]);
+        words = 2;
+    }
+    return visit_entry(commands{}, command_choice.parse(name), [&]<class C>(std::type_identity<C>) {
         std::vector<option_spec> known{{"help", "", "this help"}};
         for_each_in(C::options(), [&](const auto& o) { known.push_back(o.spec); });
         const auto strategy = all_strategy_options(C::strategy_options);
         known.insert(known.end(), strategy.begin(), strategy.end());
-        const parsed_args a(args.subspan(1), known);
+        std::vector<std::string> storage;
+        const auto rest = with_positionals<C>(args.subspan(words), storage);
+        const parsed_args a(rest, known);
         return a.help() ? command_help<C>() : C::run(a, in);
     });
 }

@@ -1,0 +1,369 @@
+// keyplace-cli snapshot commands: snapshot create / verify / diff, locate --snapshot, shadow and
+// plan. They read and write snapshot documents, so they need keyplace/json.hpp (nlohmann_json).
+#ifndef KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
+
+#include "args.hpp"
+#include "output.hpp"
+#include "registry.hpp"
+#include "spec.hpp"
+
+#include <keyplace/json.hpp>
+#include <keyplace/shadow.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/transfer_plan.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace keyplace_cli {
+
+inline constexpr plain_option cluster_option{{"cluster", "NAME", "the cluster the snapshot belongs to", true}};
+inline constexpr number_option<std::uint64_t> epoch_option{{"epoch", "E", "the snapshot's epoch"}, 1, 1};
+inline constexpr number_option<std::uint64_t> parent_epoch_option{
+    {"parent-epoch", "P", "the epoch it follows (default: epoch - 1)"}};
+inline constexpr plain_option states_option{
+    {"states", "ID=STATE,...", "node states: joining, active, leaving or left (default active)"}};
+inline constexpr plain_option addresses_option{
+    {"addresses", "ID=ADDRESS,...", "where to connect to each node (never hashed)"}};
+inline constexpr number_option<std::size_t> copies_option{
+    {"copies", "N", "copies per key over the preference order (replica_placer)"}, std::nullopt, 1};
+inline constexpr plain_option copies_spread_option{
+    {"spread", "LEVEL", "with --copies: distinct nodes, racks, zones or regions"}, "node"};
+inline constexpr plain_option reason_option{{"reason", "TEXT", "why (metadata, never hashed)"}};
+inline constexpr plain_option author_option{{"author", "TEXT", "who (metadata, never hashed)"}};
+inline constexpr number_option<std::uint64_t> created_option{
+    {"created-ms", "T", "when, in ms since the epoch (metadata, never hashed)"}};
+inline constexpr plain_option file_option{{"file", "FILE", "a snapshot document (also the first argument)", true}};
+inline constexpr plain_option before_file_option{
+    {"before", "FILE", "the snapshot before (also the first argument)", true}};
+inline constexpr plain_option after_file_option{
+    {"after", "FILE", "the snapshot after (also the second argument)", true}};
+inline constexpr plain_option snapshot_option{
+    {"snapshot", "FILE", "place under this snapshot document instead of --strategy and --nodes"}};
+inline constexpr plain_option write_set_flag{
+    {"write-set", "", "with --snapshot: every node a write must reach (now, then after the transition)"}};
+inline constexpr number_option<std::uint32_t> sample_option{
+    {"sample-per-million", "R", "keys sampled per million, by key hash"}, 1'000'000, 0, 1'000'000};
+inline constexpr number_option<std::size_t> max_ranges_option{
+    {"max-ranges", "N", "text output: list at most N ranges"}, 20, 0};
+
+/// A snapshot document read from a file: parsed strictly, its stated digests verified.
+inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const keyplace::snapshot> {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        input_error("cannot read snapshot " + quote(path));
+    }
+    const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    keyplace::error_info err;
+    auto s = keyplace::try_load_snapshot_json(text, err);
+    if (!s) {
+        input_error(quote(path) + ": " + err.message());
+    }
+    return std::make_shared<const keyplace::snapshot>(std::move(*s));
+}
+
+/// ID=VALUE,... as a map; names the option in errors.
+inline auto id_values(const parsed_args& a, const option_spec& spec) -> std::map<std::string, std::string> {
+    std::map<std::string, std::string> out;
+    const auto v = a.get(spec);
+    if (!v) {
+        return out;
+    }
+    for (const auto item : split(*v, ',')) {
+        const auto eq = item.find('=');
+        if (eq == std::string_view::npos || eq == 0) {
+            usage_error("--" + std::string(spec.name) + " entry " + quote(item) + " is not ID=VALUE");
+        }
+        if (!out.emplace(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))).second) {
+            usage_error("--" + std::string(spec.name) + " names " + quote(item.substr(0, eq)) + " twice");
+        }
+    }
+    return out;
+}
+
+/// The snapshot nodes of E's SPEC: the members as the strategy reads them, with tokens or slots.
+template <class E>
+auto snapshot_nodes(const std::string& spec) -> std::vector<keyplace::snapshot_node> {
+    std::vector<keyplace::snapshot_node> out;
+    if constexpr (std::is_same_v<E, cassandra_entry>) {
+        for (auto& e : parse_entries(spec, parse_cassandra_node)) {
+            keyplace::snapshot_node n{e.id};
+            n.tokens = e.tokens;
+            n.where.region = e.dc;
+            n.where.rack = e.rack;
+            out.push_back(std::move(n));
+        }
+    } else if constexpr (std::is_same_v<E, redis_entry>) {
+        const auto r = parse_redis_spec(spec);
+        for (const auto& m : r.nodes) {
+            keyplace::snapshot_node n{m.id, "", m.weight, m.where};
+            for (const auto& range : r.ranges) {
+                if (range.node_id == m.id) {
+                    n.slots.push_back({range.first, range.last});
+                }
+            }
+            out.push_back(std::move(n));
+        }
+    } else {
+        for (const auto& m : parse_spec(spec)) {
+            out.push_back({m.id, "", m.weight, m.where});
+        }
+    }
+    return out;
+}
+
+/// E's options given on the command line, as snapshot parameters (the rest take defaults).
+template <class E>
+auto snapshot_params(const parsed_args& a) -> std::map<std::string, keyplace::strategy_param, std::less<>> {
+    std::map<std::string, keyplace::strategy_param, std::less<>> params;
+    for_each_option<E>(strategy_use::build, [&](const auto& o) {
+        const auto v = a.get(o.spec);
+        if (!v) {
+            return;
+        }
+        using O = std::remove_cvref_t<decltype(o)>;
+        if constexpr (requires { typename O::list; }) {
+            params.emplace(std::string(o.spec.name), std::string(*v));
+        } else {
+            params.emplace(std::string(o.spec.name), static_cast<std::uint64_t>(o.parse(*v)));
+        }
+    });
+    return params;
+}
+
+template <class E>
+auto snapshot_create(const parsed_args& a) -> std::string {
+    keyplace::snapshot_description d;
+    d.cluster = a.value(cluster_option.spec);
+    d.epoch = epoch_option.get(a);
+    d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
+    d.strategy.name = std::string(E::name);
+    d.strategy.params = snapshot_params<E>(a);
+    d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
+    auto states = id_values(a, states_option.spec);
+    auto addresses = id_values(a, addresses_option.spec);
+    for (auto& n : d.nodes) {
+        if (const auto s = states.find(n.id); s != states.end()) {
+            const auto state = keyplace::parse_node_state(s->second);
+            if (!state) {
+                usage_error("--states: " + quote(s->second) + " of node " + quote(n.id) +
+                            " is not joining, active, leaving or left");
+            }
+            n.state = *state;
+            states.erase(s);
+        }
+        if (const auto ad = addresses.find(n.id); ad != addresses.end()) {
+            n.address = ad->second;
+            addresses.erase(ad);
+        }
+    }
+    if (!states.empty()) {
+        usage_error("--states names " + quote(states.begin()->first) + ", which is not in --nodes");
+    }
+    if (!addresses.empty()) {
+        usage_error("--addresses names " + quote(addresses.begin()->first) + ", which is not in --nodes");
+    }
+    if (const auto copies = copies_option.find(a)) {
+        const auto spread = a.get(copies_spread_option.spec).value_or(std::string(copies_spread_option.fallback));
+        const auto level = keyplace::parse_failure_domain(spread);
+        if (!level) {
+            usage_error("--spread " + quote(spread) + " is not node, rack, zone or region");
+        }
+        d.replication = {*copies, *level};
+    }
+    d.metadata.reason = a.get(reason_option.spec).value_or("");
+    d.metadata.author = a.get(author_option.spec).value_or("");
+    d.metadata.created_ms = created_option.find(a).value_or(0);
+    keyplace::error_info err;
+    const auto s = keyplace::snapshot::try_build(d, err);
+    if (!s) {
+        input_error(err.message());
+    }
+    return keyplace::write_snapshot_json(*s);
+}
+
+inline auto state_counts(const keyplace::snapshot& s) -> std::map<std::string, std::size_t> {
+    std::map<std::string, std::size_t> out;
+    for (const auto& n : s.nodes()) {
+        ++out[std::string(keyplace::to_string(n.state))];
+    }
+    return out;
+}
+
+inline auto snapshot_verify(const parsed_args& a) -> std::string {
+    const auto s = load_snapshot_file(a.value(file_option.spec));
+    if (!s->verify()) {
+        input_error("the snapshot's fingerprint does not match its built placement");
+    }
+    const auto counts = state_counts(*s);
+    if (a.has(json_flag.spec)) {
+        std::string states = "{";
+        for (const auto& [state, n] : counts) {
+            states += (states.size() > 1 ? "," : "") + json_string(state) + ":" + std::to_string(n);
+        }
+        return "{\"cluster\":" + json_string(s->cluster()) + ",\"epoch\":" + std::to_string(s->epoch()) +
+               ",\"parent_epoch\":" + std::to_string(s->parent_epoch()) + ",\"strategy\":" +
+               json_string(s->strategy().name) + ",\"nodes\":" + std::to_string(s->nodes().size()) +
+               ",\"states\":" + states + "},\"in_transition\":" + json_bool(s->in_transition()) +
+               ",\"fingerprint\":" + json_string(s->fingerprint().hex()) +
+               ",\"probe\":" + json_string(s->probe_digest().hex()) + "}\n";
+    }
+    std::string states;
+    for (const auto& [state, n] : counts) {
+        states += (states.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+    }
+    return "ok: cluster " + s->cluster() + ", epoch " + std::to_string(s->epoch()) + " (parent " +
+           std::to_string(s->parent_epoch()) + "), strategy " + s->strategy().name + "\n" +
+           "nodes        " + std::to_string(s->nodes().size()) + " (" + states + ")" +
+           (s->in_transition() ? ", in transition" : "") + "\n" + "fingerprint  " + s->fingerprint().hex() + "\n" +
+           "probe        " + s->probe_digest().hex() + "\n";
+}
+
+inline auto snapshot_diff(const parsed_args& a) -> std::string {
+    const auto before = load_snapshot_file(a.value(before_file_option.spec));
+    const auto after = load_snapshot_file(a.value(after_file_option.spec));
+    const auto m = keyplace::detail::snapshot_movement(*before, *after);
+    const auto plan = keyplace::plan_transfer(*before, *after);
+    const std::string basis = m.exact ? "exact, over the whole hash space"
+                                      : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " keys";
+    const bool json = a.has(json_flag.spec);
+    std::string movement = render_movement(before->strategy().name + " -> " + after->strategy().name,
+                                           before->current().size(), after->current().size(), basis, m, json);
+    if (json) {
+        movement.pop_back();  // the newline
+        return "{\"before_epoch\":" + std::to_string(before->epoch()) + ",\"after_epoch\":" +
+               std::to_string(after->epoch()) + ",\"movement\":" + movement + ",\"plan\":" + plan.to_json() + "}\n";
+    }
+    return "epoch " + std::to_string(before->epoch()) + " -> " + std::to_string(after->epoch()) + "\n" + movement +
+           "\n" + plan.to_text(max_ranges_option.get(a));
+}
+
+inline auto locate_snapshot(const parsed_args& a, std::istream& in) -> std::string {
+    for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &replicas_option.spec}) {
+        if (a.has(*o)) {
+            usage_error("--snapshot and --" + std::string(o->name) + " exclude each other");
+        }
+    }
+    const auto s = load_snapshot_file(*a.get(snapshot_option.spec));
+    const bool json = a.has(json_flag.spec);
+    const bool write_set = a.has(write_set_flag.spec);
+    std::string text;
+    std::vector<std::string> items;
+    std::vector<std::uint32_t> ws(2 * (s->current().width() + s->pending().width()));
+    for (const auto& key : read_keys(in)) {
+        if (!write_set) {
+            const auto& id = s->owner(key).id;
+            text += id + "\n";
+            items.push_back(json_string(id));
+            continue;
+        }
+        const std::size_t n = s->write_set(key, ws);
+        std::string line;
+        std::vector<std::string> ids;
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto& id = s->nodes()[ws[k]].id;
+            line += (k > 0 ? "," : "") + id;
+            ids.push_back(json_string(id));
+        }
+        text += line + "\n";
+        items.push_back(json_array(ids));
+    }
+    if (!json) {
+        return text;
+    }
+    return std::string(write_set ? "{\"write_sets\":" : "{\"owners\":") + json_array(items) +
+           ",\"epoch\":" + std::to_string(s->epoch()) + "}\n";
+}
+
+inline auto shadow(const parsed_args& a, std::istream& in) -> std::string {
+    const auto before = load_snapshot_file(a.value(before_file_option.spec));
+    const auto after = load_snapshot_file(a.value(after_file_option.spec));
+    keyplace::shadow_compare cmp(before, after, {.sample_per_million = sample_option.get(a)});
+    for (const auto& key : read_keys(in)) {
+        cmp.observe(key);
+    }
+    const auto r = cmp.report();
+    return a.has(json_flag.spec) ? r.to_json() + "\n" : r.to_text();
+}
+
+inline auto plan(const parsed_args& a) -> std::string {
+    const auto before = load_snapshot_file(a.value(before_file_option.spec));
+    const auto after = load_snapshot_file(a.value(after_file_option.spec));
+    const auto p = keyplace::plan_transfer(*before, *after);
+    return a.has(json_flag.spec) ? p.to_json() + "\n" : p.to_text(max_ranges_option.get(a));
+}
+
+// ---- the commands -------------------------------------------------------------------------------
+
+struct snapshot_create_command {
+    static constexpr std::string_view name = "snapshot create";
+    static constexpr std::string_view help = "a snapshot document (JSON) from a strategy and its nodes";
+    static constexpr strategy_use strategy_options = strategy_use::build;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() {
+        return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
+                          &parent_epoch_option, &states_option, &addresses_option, &copies_option,
+                          &copies_spread_option, &reason_option, &author_option, &created_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return with_strategy(a, strategy_options,
+                             [&]<class E>(std::type_identity<E>) { return snapshot_create<E>(a); });
+    }
+};
+
+struct snapshot_verify_command {
+    static constexpr std::string_view name = "snapshot verify";
+    static constexpr std::string_view help = "validates a snapshot document; prints its epoch and both digests";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() { return std::tuple{&file_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return snapshot_verify(a); }
+};
+
+struct snapshot_diff_command {
+    static constexpr std::string_view name = "snapshot diff";
+    static constexpr std::string_view help = "what moves between two snapshots, exactly where possible, and the plan";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return snapshot_diff(a); }
+};
+
+struct shadow_command {
+    static constexpr std::string_view name = "shadow";
+    static constexpr std::string_view help = "the keys on stdin (one request a line) under two snapshots";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &sample_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream& in) -> std::string { return shadow(a, in); }
+};
+
+struct plan_command {
+    static constexpr std::string_view name = "plan";
+    static constexpr std::string_view help = "the ranges whose copies change between two snapshots";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return plan(a); }
+};
+
+}  // namespace keyplace_cli
+
+#endif
