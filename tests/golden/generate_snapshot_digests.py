@@ -19,7 +19,14 @@ Debian's python3-xxhash). Output is ASCII with '\n' line ends. Before printing,
 it checks its compat implementations against the systems' own vectors that
 this repository stores (Guava's and the paper's jump tables, node-hashring's
 and libmemcached's ketama fixtures) and against published Envoy, Cassandra and
-Redis vectors.
+Redis vectors. (When the table was written, the libmemcached dialects of its
+cases were also compared, over the probe keys and 20000 more, with the
+installed libmemcached 1.1.4 through ctypes: no difference.)
+
+What the README leaves open, and this reference therefore avoids: equal points
+of Envoy's ring (std::sort's order is unspecified) and Redis's even split for a
+node count that does not divide 16384 (the README says only "splits slots
+evenly by id").
 """
 
 import bisect
@@ -311,18 +318,24 @@ def host_port(nid: str) -> tuple[str, int]:
 
 class KetamaBase:
     """A 32-bit continuum; node order = server index; lookup first >= h
-    (first > h for hash_ring). Subclasses list (point, server index)."""
+    (first > h for hash_ring). Subclasses list (point, server index) in the
+    order the client writes them. Equal points of two servers are ordered by
+    server index, each owned by its own server (README, "Equal points":
+    libmemcached's order, which keyplace follows); hash_ring overrides the
+    owner."""
     rule = 0
 
     def __init__(self, nodes, params):
         self.nodes = list(nodes)
         self.params = params
         self.ranks = ranks_of(nodes)
-        pts = self.points()  # [(point, server index)]
-        check_distinct([p for p, _ in pts], type(self).__name__)
-        pts.sort()  # by point, then server index
-        self.pts = pts
+        written = self.points()  # [(point, server index)], in build order
+        pts = sorted(written)    # by point, then server index
+        self.pts = self.owners(written, pts)
         self.values = [p for p, _ in pts]
+
+    def owners(self, written, pts):
+        return pts
 
     def key_hash(self, key: bytes) -> int:
         return md5_le32(md5(key), 0)
@@ -431,6 +444,14 @@ class HashRing(KetamaBase):
                 d = md5(f"{n.id}-{j}".encode())
                 out += [(md5_le32(d, a), s) for a in range(3)]
         return out
+
+    def owners(self, written, pts):
+        """self.ring[key] = node: an equal point belongs to the last server
+        that wrote it, and _sorted_keys keeps every copy of it."""
+        last = {}
+        for p, s in written:
+            last[p] = s
+        return [(p, last[p]) for p, _ in pts]
 
 
 # Envoy -----------------------------------------------------------------------
@@ -866,6 +887,12 @@ def cases():
         comment="Python hash_ring: 3 points per digest, first point > h")
     add("hash_ring_joining", "hash-ring",
         N("cache1.example:11211,cache2.example:11211,cache3.example:11211*2@joining"))
+    add("hash_ring_shared_point", "hash-ring", N("s218,s714"),
+        comment="s218 and s714 share point 1697340005: both copies belong to "
+        "s714, the last server that wrote it (hash_ring's dict)")
+    add("libketama_shared_point", "libketama", N("s714,s218"),
+        comment="the same shared point under libketama: the copies in server "
+        "index order (s714 first), each its own server's")
     add("libketama_weighted", "libketama",
         N("10.0.0.1:11211*100,10.0.0.2:11211*200,10.0.0.3:11212*300,10.0.0.4*150"))
     add("ketama_libmemcached", "ketama",
@@ -984,6 +1011,11 @@ def self_test():
     short = [libmemcached_points_per_server(w, 190, 19) for w in range(1, 20)]
     assert short[14] < 15 * 160 * 19 // 190 and all(
         short[i] == (i + 1) * 16 for i in range(19) if i != 14), short
+    hr = HashRing(N("s218,s714"), {})
+    shared = [e for e in hr.pts if e[0] == 1697340005]
+    assert len(hr.pts) == 240 and len(shared) == 2, shared
+    assert all(hr.nodes[s].id == "s714" for _, s in shared)
+    assert hr.key_hash(b"k265") == 1682463378 and hr.owner_of(b"k265").id == "s714"
     lk = LibKetama([Node(f"s{i}") for i in range(61)], {})
     assert len(lk.pts) == 61 * 39 * 4
     check_node_hashring("node_hashring_hash_ring.txt", HashRing,
