@@ -157,6 +157,9 @@ TEST_CASE("snapshot: any change that changes an owner changes the fingerprint, a
     d = description("ring", 6);
     d.replication = {3, keyplace::failure_domain::node};
     CHECK(fp(d) != ring_fp);
+    d.replication = {1, keyplace::failure_domain::zone};  // one owner, however it is written
+    CHECK(fp(d) == ring_fp);
+    CHECK(snapshot::build(d).replication() == keyplace::replication_spec{});
     // The same nodes under another strategy.
     CHECK(fp(description("ketama", 6)) != fp(description("libketama", 6)));
     // A left tombstone owns nothing: adding one changes no owner and no digest.

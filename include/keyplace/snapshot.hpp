@@ -943,6 +943,9 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     if (auto f = fill_params(d_.strategy)) {
         return f;
     }
+    if (d_.replication.count <= 1) {  // one owner, whatever the spread
+        d_.replication = {};
+    }
     // Every node on its own, ids unique (whatever the state: a tombstone keeps its id).
     std::vector<std::string_view> ids;
     for (const auto& n : d_.nodes) {

@@ -765,6 +765,8 @@ def header_bytes(strategy: str, params: dict, count: int, spread: str,
             out.append(b"\x00" + le64(v))
         else:
             out.append(b"\x01" + s_str(v.encode()))
+    if count <= 1:  # one owner, however it is written: count 0, spread node
+        count, spread = 0, "node"
     out.append(le32(count) + bytes([SPREAD[spread]]))
     ids = sorted(n.bid for n in members)
     out.append(le32(len(ids)))
