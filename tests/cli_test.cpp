@@ -600,3 +600,107 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
     });
 }
+
+#if KEYPLACE_CLI_SNAPSHOTS
+// ---- the snapshot commands ------------------------------------------------------------------
+
+TEST_CASE("cli: snapshot create writes a document that verify reads back with the same digests",
+          "[cli][snapshot]") {
+    const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--vnodes", "100", "--nodes",
+                                  "a,b,c=2,d", "--cluster", "eu", "--epoch", "5", "--states", "d=joining",
+                                  "--addresses", "a=10.0.0.1:11211", "--reason", "add d"});
+    REQUIRE(created.status == 0);
+    // The library's own snapshot of the same description: the CLI only translates options.
+    keyplace::snapshot_description d;
+    d.cluster = "eu";
+    d.epoch = 5;
+    d.parent_epoch = 4;
+    d.strategy.params["vnodes"] = std::uint64_t{100};
+    d.nodes = {{"a", "10.0.0.1:11211"}, {"b"}, {"c", "", 2}, {"d", "", 1, {}, keyplace::node_state::joining}};
+    const auto s = keyplace::snapshot::build(d);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"" + s.fingerprint().hex() + "\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"reason\": \"add d\""));
+    const auto path = temp_file("kp_cli_s5.json", created.out);
+    const auto v = run_cli({"snapshot", "verify", path});
+    REQUIRE(v.status == 0);
+    CHECK(v.out == "ok: cluster eu, epoch 5 (parent 4), strategy ring\nnodes        4 (3 active, 1 joining), in "
+                   "transition\nfingerprint  " +
+                       s.fingerprint().hex() + "\nprobe        " + s.probe_digest().hex() + "\n");
+    const auto vj = run_cli({"snapshot", "verify", "--json", "--file", path});
+    CHECK_THAT(vj.out, Catch::Matchers::Contains("\"in_transition\":true"));
+    // --write-set: the owner now, then the owner after d joins when it differs.
+    std::string keys;
+    std::string want;
+    for (int i = 0; i < 200; ++i) {
+        const std::string key = "user:" + std::to_string(i);
+        keys += key + "\n";
+        const auto ws = s.write_set(key);
+        for (std::size_t k = 0; k < ws.size(); ++k) {
+            want += (k > 0 ? "," : "") + ws[k]->id;
+        }
+        want += "\n";
+    }
+    CHECK(want.find(",d\n") != std::string::npos);  // some keys have two destinations
+    CHECK(run_cli({"locate", "--snapshot", path, "--write-set"}, keys).out == want);
+    const auto owners = run_cli({"locate", "--snapshot", path}, "user:1\n");
+    CHECK(owners.out == s.owner("user:1").id + "\n");
+}
+
+TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snapshot]") {
+    const auto a = run_cli({"snapshot", "create", "--strategy", "maglev", "--table-size", "251", "--nodes", "a,b,c",
+                            "--cluster", "eu", "--epoch", "1"});
+    const auto b = run_cli({"snapshot", "create", "--strategy", "maglev", "--table-size", "251", "--nodes",
+                            "a,b,c,d", "--cluster", "eu", "--epoch", "2"});
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    const auto pa = temp_file("kp_cli_a.json", a.out);
+    const auto pb = temp_file("kp_cli_b.json", b.out);
+    const auto before = keyplace::load_snapshot_json(a.out);
+    const auto after = keyplace::load_snapshot_json(b.out);
+    const auto exact = keyplace::detail::snapshot_movement(before, after);
+    const auto diff = run_cli({"snapshot", "diff", pa, pb});
+    REQUIRE(diff.status == 0);
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("exact, over the whole hash space"));
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("residues modulo 251"));
+    const auto plan = run_cli({"plan", "--before", pa, "--after", pb, "--json"});
+    CHECK(plan.out == keyplace::plan_transfer(before, after).to_json() + "\n");
+    std::string keys;
+    for (int i = 0; i < 20000; ++i) {
+        keys += "k" + std::to_string(i) + "\n";
+    }
+    const auto sh = run_cli({"shadow", "--before", pa, "--after", pb, "--json"}, keys);
+    REQUIRE(sh.status == 0);
+    CHECK_THAT(sh.out, Catch::Matchers::Contains("\"keys_sampled\":20000"));
+    CHECK_THAT(sh.out, Catch::Matchers::Contains("\"expected_moved\":" + keyplace::detail::json_number(exact.moved)));
+}
+
+TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][snapshot][errors]") {
+    expect_failure(run_cli({"snapshot"}), 2, "snapshot needs a subcommand: create, verify or diff");
+    expect_failure(run_cli({"snapshot", "frob"}), 2, "unknown command 'snapshot frob'");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b"}), 2,
+                   "missing required option --cluster");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--states", "b=gone"}),
+                   2, "'gone' of node 'b' is not joining, active, leaving or left");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--states", "z=left"}),
+                   2, "--states names 'z', which is not in --nodes");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--states", "a=joining,b=joining"}),
+                   1, "no node owns keys now");
+    expect_failure(run_cli({"snapshot", "verify", "/nonexistent/kp.json"}), 1, "cannot read snapshot");
+    const auto bad = temp_file("kp_cli_bad.json", "{\"format\":\"keyplace.snapshot/1\",\"cluster\":\"c\",\"epoch\":1,"
+                                                  "\"strategy\":{\"name\":\"ring\",\"contract\":1},"
+                                                  "\"nodes\":[{\"id\":\"a\",\"weight\":-1}]}");
+    expect_failure(run_cli({"snapshot", "verify", bad}), 1, "nodes[0].weight");
+    expect_failure(run_cli({"snapshot", "verify", bad, "extra"}), 2, "unexpected argument 'extra'");
+    expect_failure(run_cli({"locate", "--write-set", "--strategy", "ring", "--nodes", "a"}, "k\n"), 2,
+                   "--write-set needs --snapshot");
+    const auto good = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c"});
+    const auto path = temp_file("kp_cli_good.json", good.out);
+    expect_failure(run_cli({"locate", "--snapshot", path, "--nodes", "a"}, "k\n"), 2,
+                   "--snapshot and --nodes exclude each other");
+    expect_failure(run_cli({"shadow", "--before", path, "--after", path, "--sample-per-million", "1000001"}), 2,
+                   "--sample-per-million '1000001'");
+}
+#endif

@@ -4,6 +4,7 @@
 #define KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
 
 #include "args.hpp"
+#include "options.hpp"
 #include "output.hpp"
 #include "registry.hpp"
 #include "spec.hpp"
@@ -135,7 +136,7 @@ auto snapshot_params(const parsed_args& a) -> std::map<std::string, keyplace::st
         using O = std::remove_cvref_t<decltype(o)>;
         if constexpr (requires { typename O::list; }) {
             params.emplace(std::string(o.spec.name), std::string(*v));
-        } else {
+        } else if constexpr (std::is_integral_v<decltype(o.parse(*v))>) {
             params.emplace(std::string(o.spec.name), static_cast<std::uint64_t>(o.parse(*v)));
         }
     });

@@ -1,0 +1,40 @@
+// keyplace-cli: the options several commands share.
+#ifndef KEYPLACE_EXAMPLES_CLI_OPTIONS_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_OPTIONS_HPP_INCLUDED
+
+#include "args.hpp"
+#include "registry.hpp"
+
+#include <keyplace/replicas.hpp>
+
+#include <cstddef>
+
+namespace keyplace_cli {
+
+// ---- command options ------------------------------------------------------------------------
+
+inline constexpr plain_option json_flag{{"json", "", "print one JSON object instead of text"}};
+inline constexpr plain_option nodes_option{{"nodes", "SPEC", "the members (SPEC below)", true}};
+inline constexpr plain_option prehashed_flag{
+    {"prehashed", "", "each line is an unsigned decimal 64-bit point, used as is"}};
+inline constexpr number_option<std::size_t> replicas_option{
+    {"replicas", "N", "N copies per key on distinct nodes, comma-separated in order"}, std::nullopt, 1};
+inline constexpr plain_option spread_option{
+    {"spread", "LEVEL", "with --replicas: copies in distinct nodes, racks, zones or regions"},
+    keyplace::to_string(keyplace::replica_policy{}.spread)};
+inline constexpr plain_option shortfall_option{
+    {"on-shortfall", "RULE", "with --replicas, too few LEVELs: fail, or relax and mark the key ' degraded'"}, "fail"};
+inline constexpr plain_option before_option{{"before", "SPEC", "the members before the change", true}};
+inline constexpr plain_option after_option{{"after", "SPEC", "the members after it", true}};
+inline constexpr plain_option key_file_option{
+    {"keys", "FILE",
+     "measure over these keys, one per line (default: over the hash space, exact where the "
+     "strategy allows, else over fixed points)"}};
+inline constexpr number_option<std::size_t> key_count_option{
+    {"keys", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1};
+inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
+                                                               "hash function"};
+
+}  // namespace keyplace_cli
+
+#endif
