@@ -22,6 +22,7 @@
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -392,12 +393,9 @@ public:
     [[nodiscard]] auto nodes() const noexcept -> std::span<const snapshot_node> { return d_.nodes; }
     /// The node with this id, or nullptr.
     [[nodiscard]] auto find(std::string_view id) const noexcept -> const snapshot_node* {
-        for (const auto& n : d_.nodes) {
-            if (n.id == id) {
-                return &n;
-            }
-        }
-        return nullptr;
+        const auto it = std::lower_bound(id_order_.begin(), id_order_.end(), id,
+                                         [&](std::uint32_t m, std::string_view v) { return d_.nodes[m].id < v; });
+        return it != id_order_.end() && d_.nodes[*it].id == id ? &d_.nodes[*it] : nullptr;
     }
 
     /// The placement now, and after the transition (the same object when nothing moves).
@@ -485,6 +483,7 @@ private:
     static auto combined_fingerprint(const digest128& now, const digest128& after) -> digest128;
 
     snapshot_description d_;  // normalized: every parameter; no stated digests
+    std::vector<std::uint32_t> id_order_;  // node indices in id order, for find()
     std::shared_ptr<const placement> current_;
     std::shared_ptr<const placement> pending_;
     digest128 fingerprint_{};
@@ -816,6 +815,11 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     }
     // Strategy node i -> snapshot node, and each node's rank in id order (the canonical index).
     std::vector<std::uint32_t> map(members.size());
+    std::vector<std::uint32_t> by_id(members);  // the members in id order, for the sorted strategies
+    if (!as_given) {
+        std::sort(by_id.begin(), by_id.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[a].id < d_.nodes[b].id; });
+    }
     std::visit(
         [&](const auto& s) {
             for (std::size_t i = 0; i < s.size(); ++i) {
@@ -823,9 +827,9 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                     map[i] = members[i];
                 } else {
                     const auto& id = s.node(node_index{static_cast<std::uint32_t>(i)}).id;
-                    for (const auto m : members) {
-                        map[i] = d_.nodes[m].id == id ? m : map[i];
-                    }
+                    map[i] = *std::lower_bound(by_id.begin(), by_id.end(), id, [&](std::uint32_t m, const std::string& v) {
+                        return d_.nodes[m].id < v;
+                    });
                 }
             }
         },
@@ -963,6 +967,12 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end()) {
         return detail::fail(errc::duplicate_id, "node id " + detail::quote(*dup) + " appears more than once");
     }
+    id_order_.resize(d_.nodes.size());
+    for (std::size_t i = 0; i < id_order_.size(); ++i) {
+        id_order_[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(id_order_.begin(), id_order_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[a].id < d_.nodes[b].id; });
     std::vector<std::uint32_t> now;
     std::vector<std::uint32_t> after;
     for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
