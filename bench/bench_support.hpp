@@ -151,7 +151,7 @@ inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of tw
 }
 
 /// A benchmark's argument i as a count.
-[[nodiscard]] inline auto arg(const benchmark::State& state, int i = 0) -> std::size_t {
+[[nodiscard]] inline auto arg(const benchmark::State& state, std::size_t i = 0) -> std::size_t {
     return static_cast<std::size_t>(state.range(i));
 }
 
