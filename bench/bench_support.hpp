@@ -4,6 +4,7 @@
 #define KEYPLACE_BENCH_BENCH_SUPPORT_HPP_INCLUDED
 
 #include <keyplace/keyplace.hpp>
+#include <keyplace/snapshot.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -149,9 +150,24 @@ inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of tw
 [[nodiscard]] inline auto cassandra_of(std::span<const keyplace::compat::cassandra_endpoint> endpoints) {
     return keyplace::compat::cassandra_ring::build(endpoints);
 }
+/// The description of a snapshot of cluster "bench" at an epoch: a ring of vnodes points per
+/// member, every member active.
+[[nodiscard]] inline auto ring_snapshot_description(std::span<const keyplace::node> members, std::uint32_t vnodes,
+                                                    std::uint64_t epoch = 1) -> keyplace::snapshot_description {
+    keyplace::snapshot_description d;
+    d.cluster = "bench";
+    d.epoch = epoch;
+    d.parent_epoch = epoch - 1;
+    d.strategy = {.name = "ring", .params = {{"vnodes", std::uint64_t{vnodes}}}};
+    for (const auto& m : members) {
+        d.nodes.push_back({.id = m.id, .weight = m.weight, .where = m.where});
+    }
+    return d;
+}
+[[nodiscard]] inline auto snapshot_of(const keyplace::snapshot_description& d) { return keyplace::snapshot::build(d); }
 
 /// A benchmark's argument i as a count.
-[[nodiscard]] inline auto arg(const benchmark::State& state, int i = 0) -> std::size_t {
+[[nodiscard]] inline auto arg(const benchmark::State& state, std::size_t i = 0) -> std::size_t {
     return static_cast<std::size_t>(state.range(i));
 }
 
