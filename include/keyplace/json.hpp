@@ -50,8 +50,10 @@ struct value {
     std::uint64_t whole = 0;    // an integer from 0 to 2^64-1
     double fraction = 0;        // any other number: its value...
     std::string text{};         // ...and its token; a string's bytes
-    std::vector<value> items{};
-    std::vector<member> members{};
+    // No default member initializers: member is incomplete here, and clang would instantiate
+    // std::vector<member>'s destructor for one.
+    std::vector<value> items;
+    std::vector<member> members;
 };
 
 struct member {
@@ -675,7 +677,8 @@ private:
             }
             const auto s = parse_node_state(state);
             if (!s) {
-                return bad(errc::invalid_state, at / "state", quote(state) + " is not joining, active, leaving or left");
+                return bad(errc::invalid_state, at / "state",
+                           quote(state) + " is not joining, active, leaving or left");
             }
             out.state = *s;
         }
