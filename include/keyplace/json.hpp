@@ -392,12 +392,13 @@ public:
     }
 
 private:
-    // A document of format keyplace.snapshot/1 (minor 0) may hold only the fields this library
-    // defines: an unknown one is refused, so a typo ("wieght") is an error and never a silent
-    // default. A document that declares a newer minor (keyplace.snapshot/1.1, ...) was written
-    // for a library that knows more fields; they cannot change placement (a newer minor adds
-    // nothing a reader of major 1 must understand, and the stated fingerprint proves the
-    // placement), so this reader ignores them. Strategy parameters are never ignored.
+    // Forward compatibility (README, "JSON"). A document of format keyplace.snapshot/1 (minor
+    // 0) may hold only the fields this library defines: an unknown one is refused, so a typo
+    // ("wieght") is an error, never a silent default. A document that declares a newer minor
+    // (keyplace.snapshot/1.1, ...) was written for a library that knows more fields. A minor
+    // only adds fields that do not change placement (what does needs a new major or a strategy
+    // parameter), and the stated fingerprint proves the placement, so this reader ignores them.
+    // Strategy parameters are never ignored: an unknown one is unknown_strategy at any minor.
     bool strict_ = true;
 
     auto format(const value& doc, const path& at, std::string& out) -> failure {
