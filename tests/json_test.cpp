@@ -341,7 +341,8 @@ TEST_CASE("json: read of write is the description, and the fingerprint, on 300 r
 
 TEST_CASE("json: weights come back as the same double, whole ones written as 2.0", "[json]") {
     auto j = base();
-    const double weights[] = {0.1, 1.0 / 3.0, 1e-3, 1234.5678, 2.0, 5e-324, 1.7976931348623157e308, 0.30000000000000004};
+    const double weights[] = {0.1,    1.0 / 3.0, 1e-3, 1234.5678, 2.0, 5e-324, 1.7976931348623157e308,
+                              0.30000000000000004};
     for (const double w : weights) {
         snapshot_description d;
         d.cluster = "c";
@@ -431,7 +432,8 @@ TEST_CASE("json: the written document has the documented fields, in order, prett
     CHECK_FALSE(dj.contains("probe"));
 }
 
-TEST_CASE("json: the documented example loads, and only format, cluster, epoch, strategy and node ids are required", "[json]") {
+TEST_CASE("json: the documented example loads, and only format, cluster, epoch, strategy and node ids are required",
+          "[json]") {
     const std::string example = R"({"format":"keyplace.snapshot/1","cluster":"c","epoch":42,"parent_epoch":41,
  "strategy":{"name":"ring","contract":1,"params":{"vnodes":160}},
  "replication":{"count":0,"spread":"node"},
@@ -527,8 +529,9 @@ TEST_CASE("json: a key repeated in one object is refused at any depth", "[json]"
 }
 
 TEST_CASE("json: a format of another major, or no format, is refused", "[json]") {
-    for (const char* format : {"keyplace.snapshot/2", "keyplace.snapshot/2.0", "keyplace.snapshot/", "keyplace.snapshot/1.",
-                               "keyplace.snapshot/1.x", "keyplace.snapshot/01", "keyplace.snap/1", "", "KEYPLACE.SNAPSHOT/1"}) {
+    for (const char* format : {"keyplace.snapshot/2", "keyplace.snapshot/2.0", "keyplace.snapshot/",
+                               "keyplace.snapshot/1.", "keyplace.snapshot/1.x", "keyplace.snapshot/01",
+                               "keyplace.snap/1", "", "KEYPLACE.SNAPSHOT/1"}) {
         auto j = base();
         j["format"] = format;
         refused(j, errc::invalid_document, "format");
@@ -847,7 +850,8 @@ TEST_CASE("json: stated digests the build does not reproduce are refused as fing
     // Either case of hex digits reads.
     j = json::parse(doc);
     std::string upper = j["fingerprint"];
-    std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) { return c >= 'a' && c <= 'f' ? static_cast<char>(c - 32) : c; });
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](char c) { return c >= 'a' && c <= 'f' ? static_cast<char>(c - 'a' + 'A') : c; });
     j["fingerprint"] = upper;
     CHECK(loads(text(j)).fingerprint() == s.fingerprint());
     // Metadata and addresses are outside the digests.
@@ -895,7 +899,8 @@ TEST_CASE("json: errors of the build pass through, prefixed by what they concern
 }
 
 TEST_CASE("json: nesting deeper than 64 levels is refused while parsing", "[json]") {
-    std::string deep = "{\"format\":\"keyplace.snapshot/1.1\",\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+    const std::string deep =
+        "{\"format\":\"keyplace.snapshot/1.1\",\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
     error_info err;
     CHECK_FALSE(keyplace::read_description_json(deep, err));
     CHECK(err.code() == errc::invalid_document);
@@ -933,7 +938,7 @@ TEST_CASE("json: the try_ forms never throw on mutated documents, and every mess
         }
         error_info err;
         std::optional<snapshot> s;
-        if (std::getenv("KEYPLACE_JSON_FUZZ_TRACE") != nullptr) {
+        if (std::getenv("KEYPLACE_JSON_FUZZ_TRACE") != nullptr) {  // to find the document that failed
             std::fprintf(stderr, "---\n%s\n", m.c_str());
         }
         REQUIRE_NOTHROW(s = keyplace::try_load_snapshot_json(m, err));
@@ -953,4 +958,21 @@ TEST_CASE("json: the try_ forms never throw on mutated documents, and every mess
         }
     }
     CHECK(refusals > 750);
+}
+
+TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and the stated fingerprint then refuses the id",
+          "[json]") {
+    snapshot_description d;
+    d.cluster = "c";
+    d.nodes = {{.id = "a\xff"}, {.id = "b"}};
+    d.metadata.reason = "caf\xe9";  // Latin-1
+    const auto s = snapshot::build(d);
+    const std::string doc = keyplace::write_snapshot_json(s);
+    CHECK(doc.find("\"id\": \"a\xef\xbf\xbd\"") != std::string::npos);
+    CHECK(doc.find("\"reason\": \"caf\xef\xbf\xbd\"") != std::string::npos);
+    error_info err;
+    const auto back = keyplace::read_description_json(doc, err);
+    REQUIRE(back.has_value());
+    CHECK(back->nodes[0].id == "a\xef\xbf\xbd");
+    build_refused(json::parse(doc), errc::fingerprint_mismatch, "fingerprint");
 }
