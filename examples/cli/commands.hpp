@@ -332,7 +332,7 @@ auto with_positionals(std::span<const std::string_view> args, std::vector<std::s
     std::size_t next = 0;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view arg = args[i];
-        if (arg.substr(0, 2) == "--") {
+        if (arg.substr(0, 2) == "--" || arg == "-h") {
             out.push_back(arg);
             const bool takes_value =
                 arg.find('=') == std::string_view::npos &&
@@ -440,9 +440,9 @@ template <class C>
 auto command_help() -> std::string {
     std::string out = "usage: " + command_synopsis<C>() + "\n" + std::string(C::help) + "\n\noptions:\n" +
                       help_rows(option_rows(C::options()), "  ");
-    if constexpr (C::strategy_options == strategy_use::none) {
+    if constexpr (std::is_same_v<C, hash_command>) {
         out += "\n" + hash_section();
-    } else {
+    } else if constexpr (C::strategy_options != strategy_use::none) {
         out += "\n" + strategy_section(C::strategy_options, true);
     }
     return out + "\n" + std::string(input_notes);
@@ -474,7 +474,7 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
     // A two-word command ("snapshot create") is named by its first two arguments.
     std::string name(first);
     std::size_t words = 1;
-    if (first == "snapshot") {
+    if (first == "snapshot") {  // also accepted as one argument: "snapshot create"
         if (args.size() < 2 || args[1].substr(0, 2) == "--") {
             usage_error("snapshot needs a subcommand: create, verify or diff");
         }
