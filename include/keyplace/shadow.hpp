@@ -371,7 +371,12 @@ inline auto shadow_report::to_json() const -> std::string {
     using detail::json_number;
     std::string out = "{";
     const auto field = [&](std::string_view name, const std::string& value) {
-        out += (out.size() > 1 ? "," : "") + detail::json_string(name) + ":" + value;
+        if (out.size() > 1) {
+            out += ',';
+        }
+        out += detail::json_string(name);
+        out += ':';
+        out += value;
     };
     field("before_epoch", std::to_string(before_epoch));
     field("after_epoch", std::to_string(after_epoch));
@@ -395,12 +400,22 @@ inline auto shadow_report::to_json() const -> std::string {
     field("verdict", detail::json_string(to_string(verdict)));
     std::string fl = "[";
     for (const auto& f : flows) {
-        fl += (fl.size() > 1 ? "," : "") + std::string("{\"from\":") + detail::json_string(f.from) +
-              ",\"to\":" + detail::json_string(f.to) + ",\"keys\":" + std::to_string(f.keys) +
-              ",\"requests\":" + std::to_string(f.requests) + "}";
+        if (fl.size() > 1) {
+            fl += ',';
+        }
+        fl += "{\"from\":";
+        fl += detail::json_string(f.from);
+        fl += ",\"to\":";
+        fl += detail::json_string(f.to);
+        fl += ",\"keys\":";
+        fl += std::to_string(f.keys);
+        fl += ",\"requests\":";
+        fl += std::to_string(f.requests);
+        fl += '}';
     }
     field("flows", fl + "]");
-    return out + "}";
+    out += '}';
+    return out;
 }
 
 KEYPLACE_NAMESPACE_END

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -382,40 +383,51 @@ inline auto transfer_plan::to_text(std::size_t max_ranges) const -> std::string 
 }
 
 inline auto transfer_plan::to_json() const -> std::string {
-    const auto list = [](const std::vector<std::string>& v) {
-        std::string out = "[";
-        for (const auto& s : v) {
-            out += (out.size() > 1 ? "," : "") + detail::json_string(s);
+    std::string out;
+    const auto add = [&out](std::initializer_list<std::string_view> parts) {
+        for (const auto p : parts) {
+            out += p;
         }
-        return out + "]";
     };
-    std::string out = "{\"exact\":" + std::string(exact ? "true" : "false") +
-                      ",\"space\":" + detail::json_string(to_string(space)) + ",\"modulus\":" + std::to_string(modulus) +
-                      ",\"sample_keys\":" + std::to_string(sample_keys) + ",\"moved\":" + detail::json_number(moved) +
-                      ",\"ranges\":[";
+    const auto list = [&](const std::vector<std::string>& v) {
+        out += '[';
+        for (std::size_t k = 0; k < v.size(); ++k) {
+            add({k > 0 ? "," : "", detail::json_string(v[k])});
+        }
+        out += ']';
+    };
+    const auto num = [&](std::uint64_t v) {
+        return space == plan_space::tokens ? std::to_string(static_cast<std::int64_t>(v)) : std::to_string(v);
+    };
+    add({"{\"exact\":", exact ? "true" : "false", ",\"space\":", detail::json_string(to_string(space)),
+         ",\"modulus\":", std::to_string(modulus), ",\"sample_keys\":", std::to_string(sample_keys),
+         ",\"moved\":", detail::json_number(moved), ",\"ranges\":["});
     for (std::size_t i = 0; i < ranges.size(); ++i) {
         const auto& r = ranges[i];
-        const auto num = [&](std::uint64_t v) {
-            return space == plan_space::tokens ? std::to_string(static_cast<std::int64_t>(v)) : std::to_string(v);
-        };
-        std::string copies = "[";
-        for (const auto& c : r.copies) {
-            copies += (copies.size() > 1 ? "," : "") + std::string("{\"from\":") + detail::json_string(c.from) +
-                      ",\"to\":" + detail::json_string(c.to) + "}";
+        add({i > 0 ? "," : "", "{\"first\":", num(r.first), ",\"last\":", num(r.last),
+             ",\"fraction\":", detail::json_number(r.fraction), ",\"before\":"});
+        list(r.before);
+        out += ",\"after\":";
+        list(r.after);
+        out += ",\"losing\":";
+        list(r.losing);
+        out += ",\"gaining\":";
+        list(r.gaining);
+        out += ",\"copies\":[";
+        for (std::size_t k = 0; k < r.copies.size(); ++k) {
+            add({k > 0 ? "," : "", "{\"from\":", detail::json_string(r.copies[k].from),
+                 ",\"to\":", detail::json_string(r.copies[k].to), "}"});
         }
-        out += (i > 0 ? "," : "") + std::string("{\"first\":") + num(r.first) + ",\"last\":" + num(r.last) +
-               ",\"fraction\":" + detail::json_number(r.fraction) + ",\"before\":" + list(r.before) +
-               ",\"after\":" + list(r.after) + ",\"losing\":" + list(r.losing) + ",\"gaining\":" + list(r.gaining) +
-               ",\"copies\":" + copies + "]}";
+        out += "]}";
     }
     out += "],\"totals\":[";
     for (std::size_t i = 0; i < totals.size(); ++i) {
         const auto& t = totals[i];
-        out += (i > 0 ? "," : "") + std::string("{\"from\":") + detail::json_string(t.from) +
-               ",\"to\":" + detail::json_string(t.to) + ",\"fraction\":" + detail::json_number(t.fraction) +
-               ",\"ranges\":" + std::to_string(t.ranges) + "}";
+        add({i > 0 ? "," : "", "{\"from\":", detail::json_string(t.from), ",\"to\":", detail::json_string(t.to),
+             ",\"fraction\":", detail::json_number(t.fraction), ",\"ranges\":", std::to_string(t.ranges), "}"});
     }
-    return out + "]}";
+    out += "]}";
+    return out;
 }
 
 KEYPLACE_NAMESPACE_END
