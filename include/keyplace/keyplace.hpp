@@ -1,4 +1,6 @@
-// keyplace — which node owns a key. Umbrella header: includes every public header.
+// keyplace — which node owns a key. Umbrella header: every placement header (strategies, compat
+// modes, replicas, analysis). The fleet headers — snapshot.hpp, publisher.hpp, shadow.hpp,
+// transfer_plan.hpp and json.hpp (which needs nlohmann_json) — are included on their own.
 #ifndef KEYPLACE_KEYPLACE_HPP_INCLUDED
 #define KEYPLACE_KEYPLACE_HPP_INCLUDED
 
