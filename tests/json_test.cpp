@@ -4,6 +4,7 @@
 #include "keyplace_catch.hpp"
 
 #include <keyplace/json.hpp>
+#include <keyplace/publisher.hpp>
 #include <keyplace/snapshot.hpp>
 
 #include <nlohmann/json.hpp>
@@ -238,6 +239,32 @@ auto text(const json& j, std::string_view token = {}) -> std::string {
     return t;
 }
 
+/// A process serving base() at epoch 41, to which every refused document is offered the way a
+/// service would (load, then publish): nothing may reach it.
+auto serving() -> keyplace::publisher& {
+    static keyplace::publisher p([] {
+        auto j = base();
+        j["epoch"] = 41;
+        j["parent_epoch"] = 40;
+        return std::make_shared<const snapshot>(keyplace::load_snapshot_json(j.dump()));
+    }());
+    return p;
+}
+
+/// Offers doc to serving(): it stays on epoch 41 with the same snapshot and counts nothing new.
+void nothing_published(const std::string& doc) {
+    auto& p = serving();
+    const auto held = p.current();
+    const auto counts = p.counts();
+    error_info err;
+    if (auto s = keyplace::try_load_snapshot_json(doc, err)) {
+        (void)p.try_publish(std::make_shared<const snapshot>(std::move(*s)), err);
+    }
+    CHECK(p.epoch() == 41);
+    CHECK(p.current() == held);
+    CHECK(p.counts() == counts);
+}
+
 /// read_description_json and try_load_snapshot_json both refuse text with this code and a
 /// message that starts with "<path>: "; the error_info is their only output; the throwing
 /// form throws the same.
@@ -261,7 +288,7 @@ void refused(const std::string& doc, errc code, const std::string& path) {
     } catch (const keyplace::error& e) {
         CHECK(e.code() == code);
         CHECK(std::string(e.what()) == err.message());
-    }
+    }    nothing_published(doc);
 }
 void refused(const json& j, errc code, const std::string& path) { refused(text(j), code, path); }
 
@@ -278,6 +305,7 @@ void build_refused(const json& j, errc code, const std::string& path) {
     CHECK(err.code() == code);
     CHECK(starts_with(err.message(), path + ": "));
     CHECK_THROWS_AS(keyplace::load_snapshot_json(doc), keyplace::error);
+    nothing_published(doc);
 }
 
 auto loads(const std::string& doc) -> snapshot {
