@@ -1,0 +1,192 @@
+// keyplace — which node owns a key. keyplace::etcd, an optional, separately linked component:
+// snapshots delivered through etcd's v3 JSON gateway (libcurl, nlohmann_json). The protocol is in
+// the README ("Fleet membership through etcd"); the core headers never include this one.
+#ifndef KEYPLACE_ETCD_HPP_INCLUDED
+#define KEYPLACE_ETCD_HPP_INCLUDED
+
+#include <keyplace/error.hpp>
+#include <keyplace/publisher.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/version.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace etcd {
+
+/// The keys of one cluster (README): snapshots/<epoch, 20 digits>, current, clients/<id>.
+[[nodiscard]] auto snapshot_key(std::string_view cluster, std::uint64_t epoch) -> std::string;
+[[nodiscard]] auto current_key(std::string_view cluster) -> std::string;
+[[nodiscard]] auto clients_prefix(std::string_view cluster) -> std::string;
+
+/// One key as etcd returns it.
+struct key_value {
+    std::string key;
+    std::string value;
+    std::int64_t create_revision = 0;
+    std::int64_t mod_revision = 0;
+    std::int64_t lease = 0;
+};
+
+/// A watch event on one key: a put (value set) or a delete.
+struct watch_event {
+    bool deleted = false;
+    key_value kv;
+};
+
+/// How a watch ended.
+enum class watch_end {
+    stopped,    ///< the callback returned false, or stop was requested
+    compacted,  ///< the start revision was compacted away: re-read, then watch from the new revision
+    failed,     ///< a transport or protocol error (message in error_info)
+};
+
+struct client_options {
+    std::string endpoint = "http://127.0.0.1:2379";  ///< one gateway URL
+    std::chrono::milliseconds timeout{2000};          ///< per request (not per watch)
+};
+
+/// A thin, blocking client of etcd's v3 JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/txn,
+/// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
+/// base64 on the wire and plain here. One client per thread (it owns a curl handle).
+/// Every call returns std::nullopt / false and fills err on failure; nothing throws.
+class client {
+public:
+    explicit client(client_options options);
+    ~client();
+    client(const client&) = delete;
+    auto operator=(const client&) -> client& = delete;
+    client(client&&) noexcept;
+    auto operator=(client&&) noexcept -> client&;
+
+    [[nodiscard]] auto endpoint() const -> const std::string&;
+
+    /// The key, or an empty optional with err clear when it does not exist; revision receives the
+    /// store's revision at the read (the watch resume point).
+    [[nodiscard]] auto get(std::string_view key, error_info& err, std::int64_t* revision = nullptr)
+        -> std::optional<key_value>;
+    /// Every key with the prefix, sorted by key.
+    [[nodiscard]] auto get_prefix(std::string_view prefix, error_info& err) -> std::optional<std::vector<key_value>>;
+    [[nodiscard]] auto put(std::string_view key, std::string_view value, error_info& err, std::int64_t lease = 0)
+        -> bool;
+    /// Put only if the key's mod_revision is `expected` (0: only if the key does not exist).
+    /// Returns whether the transaction succeeded; false with err clear means the compare failed.
+    [[nodiscard]] auto put_if(std::string_view key, std::string_view value, std::int64_t expected, error_info& err)
+        -> bool;
+    [[nodiscard]] auto lease_grant(std::chrono::seconds ttl, error_info& err) -> std::optional<std::int64_t>;
+    [[nodiscard]] auto lease_keepalive(std::int64_t lease, error_info& err) -> bool;
+    [[nodiscard]] auto lease_revoke(std::int64_t lease, error_info& err) -> bool;
+    /// Watches one key from start_revision, calling on_event for each event in order until it
+    /// returns false, `stop` becomes true (checked at least every progress_interval), or the
+    /// stream ends. Blocks.
+    [[nodiscard]] auto watch(std::string_view key, std::int64_t start_revision,
+                             const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
+                             error_info& err) -> watch_end;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+/// What `current` holds: the epoch, its fingerprint, and the key's mod_revision (the CAS token).
+struct current_pointer {
+    std::uint64_t epoch = 0;
+    digest128 fingerprint{};
+    std::int64_t mod_revision = 0;
+};
+
+/// Reads /keyplace/<cluster>/current: empty optional with err clear when nothing was published.
+[[nodiscard]] auto read_current(client& c, std::string_view cluster, error_info& err, std::int64_t* revision = nullptr)
+    -> std::optional<current_pointer>;
+
+/// Reads and loads (strictly, digests verified) the snapshot `current` names.
+[[nodiscard]] auto load_current(client& c, std::string_view cluster, error_info& err)
+    -> std::optional<snapshot>;
+
+/// Publishes s: stores its document at snapshots/<epoch> (once: an existing key must hold the
+/// same fingerprint), then moves `current` to it by a compare-and-swap on current's
+/// mod_revision, only to a higher epoch. Fails with stale_epoch (naming both epochs) when
+/// current is at s.epoch() or above, including when another publisher won the race; with
+/// split_brain when snapshots/<epoch> holds another fingerprint; or with the transport error.
+[[nodiscard]] auto publish(client& c, const snapshot& s, error_info& err) -> bool;
+
+/// A client's report under /keyplace/<cluster>/clients/<id> (held by a lease).
+struct client_report {
+    std::string id;
+    std::uint64_t epoch = 0;
+    digest128 fingerprint{};
+    std::string library;  ///< "0.2.0"
+    int contract = 0;
+};
+
+/// Every live client's report, sorted by id.
+[[nodiscard]] auto read_reports(client& c, std::string_view cluster, error_info& err)
+    -> std::optional<std::vector<client_report>>;
+
+/// Why a watcher did not adopt a document.
+enum class refusal : std::uint8_t {
+    malformed,             ///< not a snapshot document, or current/snapshot key missing
+    wrong_cluster,
+    stale_epoch,           ///< not newer than the adopted epoch
+    fingerprint_mismatch,  ///< the built placement is not what current or the document states
+    other,                 ///< anything else the publisher refuses
+};
+
+struct watcher_options {
+    client_options connection{};
+    std::string cluster;
+    std::string client_id;                       ///< this process's id under clients/
+    std::chrono::seconds lease_ttl{10};          ///< the report disappears this long after death
+    std::chrono::milliseconds backoff_min{50};   ///< reconnect backoff, doubled up to max, jittered
+    std::chrono::milliseconds backoff_max{2000};
+    /// Called on the watcher's thread after each adopted snapshot, and after each refusal with
+    /// the reason and the message (which names the value).
+    std::function<void(const snapshot&)> on_adopt{};
+    std::function<void(refusal, const std::string&)> on_refuse{};
+};
+
+/// Counters of a watcher, readable from any thread.
+struct watcher_stats {
+    std::uint64_t epoch = 0;        ///< adopted; 0 before the first
+    std::uint64_t adopted = 0;      ///< snapshots adopted
+    std::uint64_t refused = 0;      ///< documents refused
+    std::uint64_t reconnects = 0;   ///< watch streams re-established after an error
+    std::chrono::steady_clock::duration since_contact{};  ///< since etcd last answered
+};
+
+/// Keeps a publisher on the cluster's current snapshot: a background thread reads `current`,
+/// loads and verifies the snapshot, publishes it locally, reports itself under a lease, and
+/// watches `current` for the next; on errors it retries with backoff and jitter while the last
+/// good snapshot keeps serving. After a compaction it re-reads `current`; epochs never go back.
+class watcher {
+public:
+    explicit watcher(watcher_options options);
+    ~watcher();  ///< stops the thread and revokes the lease
+    watcher(const watcher&) = delete;
+    auto operator=(const watcher&) -> watcher& = delete;
+
+    /// Waits until a first snapshot is adopted (or the timeout passes): whether one is.
+    auto wait_for_snapshot(std::chrono::milliseconds timeout) -> bool;
+    /// The local publisher, once a first snapshot is adopted (else nullptr). Readers come from it.
+    [[nodiscard]] auto local() const -> publisher*;
+    [[nodiscard]] auto stats() const -> watcher_stats;
+    /// The last refusal's message, or empty.
+    [[nodiscard]] auto last_refusal() const -> std::string;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace etcd
+KEYPLACE_NAMESPACE_END
+
+#endif
