@@ -327,6 +327,8 @@ TEST_CASE("snapshot: every bad description is refused with the value named", "[s
     d = base;
     d.replication = {4, keyplace::failure_domain::node};
     refuse(d, errc::invalid_replica_count, "4");
+    d.replication = {65, keyplace::failure_domain::node};
+    refuse(d, errc::invalid_replica_count, "replication count 65 is above 64");
     d = description("redis", 2);
     d.nodes[0].slots = {{0, 9000}};
     d.nodes[1].slots = {{9000, 16383}};

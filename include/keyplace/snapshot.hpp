@@ -197,6 +197,8 @@ struct snapshot_description {
 
 /// The longest cluster name, in bytes.
 inline constexpr std::size_t max_cluster_length = 255;
+/// The most copies per key a snapshot's replication may ask for.
+inline constexpr std::size_t max_snapshot_copies = 64;
 /// How many probe keys the probe digest looks up (README, "Snapshots").
 inline constexpr std::size_t probe_key_count = 4096;
 
@@ -319,7 +321,7 @@ public:
             out[0] = member(pick(point));
             return 1;
         }
-        std::array<node_index, 64> tmp{};
+        std::array<node_index, max_snapshot_copies> tmp{};
         const std::size_t want = out.size() < tmp.size() ? out.size() : tmp.size();
         const std::size_t got = place_(placer_.get(), point, std::span<node_index>(tmp.data(), want));
         for (std::size_t k = 0; k < got; ++k) {
@@ -428,7 +430,7 @@ public:
         if (!in_transition()) {
             return got;
         }
-        std::array<std::uint32_t, 64> after{};
+        std::array<std::uint32_t, max_snapshot_copies> after{};
         const std::size_t n = pending_->copies(pending_->point_of(key), after);
         for (std::size_t k = 0; k < n && got < out.size(); ++k) {
             bool seen = false;
@@ -949,6 +951,10 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     if (d_.replication.count <= 1) {  // one owner, whatever the spread
         d_.replication = {};
+    }
+    if (d_.replication.count > max_snapshot_copies) {
+        return detail::fail(errc::invalid_replica_count, "replication count " + std::to_string(d_.replication.count) +
+                                                             " is above " + std::to_string(max_snapshot_copies));
     }
     // Every node on its own, ids unique (whatever the state: a tombstone keeps its id).
     std::vector<std::string_view> ids;

@@ -99,8 +99,8 @@ struct plan_builder {
     std::vector<std::string> a;
 
     static auto ids(const snapshot& s, const placement& p, std::uint64_t point, std::vector<std::string>& out) {
-        std::array<std::uint32_t, 64> idx{};
-        const std::size_t n = p.copies(point, std::span<std::uint32_t>(idx.data(), p.width() < 64 ? p.width() : 64));
+        std::array<std::uint32_t, max_snapshot_copies> idx{};
+        const std::size_t n = p.copies(point, std::span<std::uint32_t>(idx.data(), p.width()));
         out.clear();
         for (std::size_t k = 0; k < n; ++k) {
             out.push_back(s.nodes()[idx[k]].id);
