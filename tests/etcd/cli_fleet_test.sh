@@ -71,7 +71,9 @@ etcd_cli publish "$work/other.json" >/dev/null 2>"$work/other.err" || rc=$?
 
 # (b) three watchers that stop after two adoptions.
 start_watcher() {  # start_watcher ID [watch options...]
-    etcd_cli watch --client-id "$1" "${@:2}" >"$work/$1.out" 2>"$work/$1.err" &
+    # "$cli" itself, not the etcd_cli function, so that $! is keyplace-cli's pid, not a subshell's
+    "$cli" etcd watch --endpoints "$endpoint" --cluster "$cluster" --client-id "$1" "${@:2}" \
+        >"$work/$1.out" 2>"$work/$1.err" &
     pids+=($!)
     eval "pid_$1=$!"
 }
@@ -82,7 +84,7 @@ done
 # (c) epoch 1, then, once every watcher printed it, epoch 2.
 out=$(etcd_cli publish "$work/s1.json")
 [[ $out == "published epoch 1 (fingerprint $f1) to cluster $cluster" ]] || fail "publish 1 printed '$out'"
-printed() { grep -Eq "^epoch $2 fingerprint $3 at $iso\$" "$work/$1.out"; }
+printed() { grep -Eq "^epoch $2 fingerprint $3 at $iso\$" "$work/$1.out" 2>/dev/null; }
 for w in w1 w2 w3; do
     until_true 30 printed "$w" 1 "$f1" || fail "$w did not print epoch 1"
 done
@@ -128,7 +130,7 @@ etcd_cli current --json | grep -q "^{\"cluster\":\"$cluster\",\"epoch\":2,\"fing
 
 # A killed watcher (no revoke) disappears when its lease expires (TTL 2 s; poll up to 15 s).
 kill -KILL "$pid_w4"
-wait "$pid_w4" 2>/dev/null || true
+{ wait "$pid_w4"; } 2>/dev/null || true
 until_true 15 eval "etcd_cli status >'$work/status.txt' && grep -qx '0 of 0 clients on the current epoch 2' '$work/status.txt'" ||
     fail "w4's report outlived its lease: $(<"$work/status.txt")"
 
@@ -152,10 +154,10 @@ grep -q "epoch 1" "$work/stale.err" && grep -q "epoch 2" "$work/stale.err" ||
 [[ $(etcd_cli current) == "epoch 2 fingerprint $f2" ]] || fail "current moved on a stale publish"
 
 # Two publishers of epoch 3 at once: exactly one succeeds, the other exits 1 naming epoch 3.
-etcd_cli publish "$work/s3.json" >"$work/p1.out" 2>"$work/p1.err" &
+"$cli" etcd publish --endpoints "$endpoint" --cluster "$cluster" "$work/s3.json" >"$work/p1.out" 2>"$work/p1.err" &
 p1=$!
 pids+=($p1)
-etcd_cli publish "$work/s3.json" >"$work/p2.out" 2>"$work/p2.err" &
+"$cli" etcd publish --endpoints "$endpoint" --cluster "$cluster" "$work/s3.json" >"$work/p2.out" 2>"$work/p2.err" &
 p2=$!
 pids+=($p2)
 rc1=0
