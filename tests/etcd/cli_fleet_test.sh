@@ -172,6 +172,23 @@ winner=p1 loser=p2
     fail "loser's message: $(<"$work/$loser.err")"
 [[ $(etcd_cli current) == "epoch 3 fingerprint $f3" ]] || fail "current after the race: $(etcd_cli current)"
 
+# Two reports of one epoch with different fingerprints (written as the README's protocol
+# says, through the gateway): etcd status prints its table, then exits 3 naming both.
+b64() { printf '%s' "$1" | base64 -w0; }
+put_report() {  # put_report ID FINGERPRINT
+    local value="{\"epoch\":3,\"fingerprint\":\"$2\",\"library\":\"0.2.0\",\"contract\":1}"
+    curl -sf -X POST "$endpoint/v3/kv/put" \
+        -d "{\"key\":\"$(b64 "/keyplace/$cluster/clients/$1")\",\"value\":\"$(b64 "$value")\"}" >/dev/null
+}
+put_report x1 "$f3"
+put_report x2 "$f1"
+rc=0
+etcd_cli status >"$work/split.out" 2>"$work/split.err" || rc=$?
+[[ $rc -eq 3 ]] || fail "status with two fingerprints for epoch 3 exited $rc"
+grep -qx "1 of 2 clients on the current epoch 3" "$work/split.out" || fail "split status table"
+[[ $(<"$work/split.err") == "keyplace-cli: clients 'x1' and 'x2' report epoch 3 with different fingerprints ($f3, $f1)" ]] ||
+    fail "split status message: $(<"$work/split.err")"
+
 # Usage: --endpoints is required; a bare "etcd" names its subcommands.
 rc=0
 "$cli" etcd current --cluster "$cluster" 2>"$work/usage.err" || rc=$?
