@@ -23,10 +23,13 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_bad_input = 1;
 inline constexpr int exit_usage = 2;
 
-/// A failure with the exit status it maps to and one line for stderr.
+/// A failure with the exit status it maps to and one line for stderr, and what to print on
+/// stdout before it (empty for every failure but a report that ends in a verdict: etcd status).
 struct cli_error : std::runtime_error {
     int status;
-    cli_error(int s, const std::string& what) : std::runtime_error(what), status(s) {}
+    std::string output;
+    cli_error(int s, const std::string& what, std::string out = {})
+        : std::runtime_error(what), status(s), output(std::move(out)) {}
 };
 
 [[noreturn]] inline void usage_error(const std::string& what) {

@@ -15,6 +15,10 @@
 #if KEYPLACE_CLI_SNAPSHOTS
 #include "snapshot_commands.hpp"
 #endif
+// With the keyplace::etcd component (CMake defines KEYPLACE_CLI_ETCD): the etcd commands.
+#if KEYPLACE_CLI_ETCD
+#include "etcd_commands.hpp"
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include <optional>
 #include <ostream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -306,7 +311,11 @@ struct stats_command {
     }
 };
 
-#if KEYPLACE_CLI_SNAPSHOTS
+#if KEYPLACE_CLI_ETCD
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, snapshot_create_command,
+                            snapshot_verify_command, snapshot_diff_command, shadow_command, plan_command,
+                            etcd_publish_command, etcd_current_command, etcd_watch_command, etcd_status_command>;
+#elif KEYPLACE_CLI_SNAPSHOTS
 using commands = entry_list<hash_command, locate_command, diff_command, stats_command, snapshot_create_command,
                             snapshot_verify_command, snapshot_diff_command, shadow_command, plan_command>;
 #else
@@ -359,7 +368,11 @@ inline constexpr std::string_view input_notes =
     "line is the empty key. SPEC: comma-separated ID[=WEIGHT][@REGION[/ZONE[/RACK]]], or @PATH\n"
     "to a file with one such entry per line (blank lines and lines starting with # are\n"
     "skipped); some strategies read other entries (see COMMAND --help). Output is written only\n"
-    "when every input line was valid. Exit status: 0 ok, 1 bad input, 2 bad arguments.\n";
+    "when every input line was valid. Exit status: 0 ok, 1 bad input, 2 bad arguments"
+#if KEYPLACE_CLI_ETCD
+    ", 3 etcd status: two clients report one epoch with different fingerprints"
+#endif
+    ".\n";
 
 /// "--name VALUE" ("--name" for a flag).
 inline auto term(const option_spec& s) -> std::string {
@@ -456,8 +469,27 @@ inline auto version_line() -> std::string {
 
 // ---- running ------------------------------------------------------------------------------------
 
+/// Where a command that prints as it goes (etcd watch) writes: run()'s streams. Without them
+/// such a command writes to string streams and execute() returns what it wrote on stdout.
+struct live_streams {
+    std::ostream* out = nullptr;
+    std::ostream* err = nullptr;
+};
+
+/// The two-word command families: their first word and the subcommands it takes.
+inline auto subcommands_of(std::string_view first) -> std::string_view {
+    if (first == "snapshot") {
+        return "create, verify or diff";
+    }
+    if (first == "etcd") {
+        return "publish, current, watch or status";
+    }
+    return "";
+}
+
 /// What a command line prints on success; throws on any failure.
-inline auto execute(std::span<const std::string_view> args, std::istream& in) -> std::string {
+inline auto execute(std::span<const std::string_view> args, std::istream& in, live_streams live = {})
+    -> std::string {
     if (args.empty()) {
         usage_error("no command given");
     }
@@ -474,9 +506,9 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
     // A two-word command ("snapshot create") is named by its first two arguments.
     std::string name(first);
     std::size_t words = 1;
-    if (first == "snapshot") {  // also accepted as one argument: "snapshot create"
+    if (const auto subcommands = subcommands_of(first); !subcommands.empty()) {  // also one argument
         if (args.size() < 2 || args[1].substr(0, 2) == "--") {
-            usage_error("snapshot needs a subcommand: create, verify or diff");
+            usage_error(std::string(first) + " needs a subcommand: " + std::string(subcommands));
         }
         name += " " + std::string(args[1]);
         words = 2;
@@ -489,7 +521,19 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in) ->
         std::vector<std::string> storage;
         const auto rest = with_positionals<C>(args.subspan(words), storage);
         const parsed_args a(rest, known);
-        return a.help() ? command_help<C>() : C::run(a, in);
+        if (a.help()) {
+            return command_help<C>();
+        }
+        if constexpr (requires { &C::run_live; }) {
+            if (live.out != nullptr && live.err != nullptr) {
+                return C::run_live(a, in, *live.out, *live.err);
+            }
+            std::ostringstream out;
+            std::ostringstream err;
+            return C::run_live(a, in, out, err) + out.str();
+        } else {
+            return C::run(a, in);
+        }
     });
 }
 
@@ -507,8 +551,12 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
     };
     std::string result;
     try {
-        result = execute(args, in);
+        result = execute(args, in, {&out, &err});
     } catch (const cli_error& e) {
+        if (!e.output.empty()) {
+            out << e.output;
+            out.flush();
+        }
         return fail(e.status, e.what());
     } catch (const keyplace::error& e) {
         return fail(exit_bad_input, e.what());

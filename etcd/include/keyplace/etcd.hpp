@@ -57,7 +57,8 @@ struct client_options {
 /// A thin, blocking client of etcd's v3 JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/txn,
 /// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
 /// base64 on the wire and plain here. One client per thread (it owns a curl handle).
-/// Every call returns std::nullopt / false and fills err on failure; nothing throws.
+/// Every call returns std::nullopt / false and fills err on failure; nothing throws. Transport
+/// and protocol errors carry errc::invalid_argument and a message starting with "etcd".
 class client {
 public:
     explicit client(client_options options);
@@ -85,8 +86,9 @@ public:
     [[nodiscard]] auto lease_keepalive(std::int64_t lease, error_info& err) -> bool;
     [[nodiscard]] auto lease_revoke(std::int64_t lease, error_info& err) -> bool;
     /// Watches one key from start_revision, calling on_event for each event in order until it
-    /// returns false, `stop` becomes true (checked at least every progress_interval), or the
-    /// stream ends. Blocks.
+    /// returns false, `stop` becomes true (checked at least every 50 ms), or the stream ends.
+    /// Blocks. Asks etcd for progress notifications. compacted: the start revision was compacted
+    /// away (err names the compact revision); failed: err holds the transport or protocol error.
     [[nodiscard]] auto watch(std::string_view key, std::int64_t start_revision,
                              const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
                              error_info& err) -> watch_end;
@@ -147,6 +149,9 @@ struct watcher_options {
     std::chrono::seconds lease_ttl{10};          ///< the report disappears this long after death
     std::chrono::milliseconds backoff_min{50};   ///< reconnect backoff, doubled up to max, jittered
     std::chrono::milliseconds backoff_max{2000};
+    /// Whether the destructor revokes the report's lease (false: the report lingers until the
+    /// lease's TTL passes, as after a crash).
+    bool revoke_on_exit = true;
     /// Called on the watcher's thread after each adopted snapshot, and after each refusal with
     /// the reason and the message (which names the value).
     std::function<void(const snapshot&)> on_adopt{};

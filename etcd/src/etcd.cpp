@@ -1,0 +1,1157 @@
+// keyplace — keyplace::etcd: the client of etcd's v3 JSON gateway (libcurl, nlohmann_json), the
+// publish protocol, client reports and the watcher. Nothing here throws out of the API.
+#include <keyplace/etcd.hpp>
+#include <keyplace/json.hpp>
+
+#include <curl/curl.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <utility>
+
+KEYPLACE_NAMESPACE_BEGIN
+namespace etcd {
+namespace {
+
+using nlohmann::json;
+
+// Transport and protocol errors: the core's errc has no code of their own, so they are
+// invalid_argument with a message that starts with "etcd".
+constexpr errc transport = errc::invalid_argument;
+
+auto fail_transport(std::string message) -> error_info { return detail::fail(transport, std::move(message)); }
+
+// ---- base64 ----------------------------------------------------------------------------------
+
+constexpr char b64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+auto b64_encode(std::string_view in) -> std::string {
+    std::string out;
+    out.reserve((in.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= in.size(); i += 3) {
+        const auto n = (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16U) |
+                       (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8U) |
+                       static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 2]));
+        out += b64_digits[(n >> 18U) & 63U];
+        out += b64_digits[(n >> 12U) & 63U];
+        out += b64_digits[(n >> 6U) & 63U];
+        out += b64_digits[n & 63U];
+    }
+    const std::size_t rest = in.size() - i;
+    if (rest > 0) {
+        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16U;
+        if (rest == 2) {
+            n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8U;
+        }
+        out += b64_digits[(n >> 18U) & 63U];
+        out += b64_digits[(n >> 12U) & 63U];
+        out += rest == 2 ? b64_digits[(n >> 6U) & 63U] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+auto b64_value(char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+}
+
+auto b64_decode(std::string_view in) -> std::optional<std::string> {
+    std::string out;
+    out.reserve(in.size() / 4 * 3);
+    std::uint32_t acc = 0;
+    int bits = 0;
+    for (const char c : in) {
+        if (c == '=') {
+            break;
+        }
+        const int v = b64_value(c);
+        if (v < 0) {
+            return std::nullopt;
+        }
+        acc = (acc << 6U) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> static_cast<unsigned>(bits)) & 0xffU);
+        }
+    }
+    return out;
+}
+
+// ---- JSON helpers (int64 fields are strings; default fields are omitted) ---------------------
+
+auto as_int64(const json& obj, const char* name) -> std::int64_t {
+    const auto it = obj.find(name);
+    if (it == obj.end()) {
+        return 0;
+    }
+    if (it->is_number_integer()) {
+        return it->get<std::int64_t>();
+    }
+    if (it->is_string()) {
+        const auto& s = it->get_ref<const std::string&>();
+        std::int64_t v = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        return r.ec == std::errc{} ? v : 0;
+    }
+    return 0;
+}
+
+auto as_bool(const json& obj, const char* name) -> bool {
+    const auto it = obj.find(name);
+    return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
+auto as_b64(const json& obj, const char* name) -> std::string {
+    const auto it = obj.find(name);
+    if (it == obj.end() || !it->is_string()) {
+        return {};
+    }
+    auto v = b64_decode(it->get_ref<const std::string&>());
+    return v ? std::move(*v) : std::string{};
+}
+
+auto parse_kv(const json& j) -> key_value {
+    key_value kv;
+    kv.key = as_b64(j, "key");
+    kv.value = as_b64(j, "value");
+    kv.create_revision = as_int64(j, "create_revision");
+    kv.mod_revision = as_int64(j, "mod_revision");
+    kv.lease = as_int64(j, "lease");
+    return kv;
+}
+
+auto prefix_end(std::string_view prefix) -> std::string {
+    std::string end(prefix);
+    while (!end.empty()) {
+        auto& last = end.back();
+        if (static_cast<unsigned char>(last) < 0xffU) {
+            last = static_cast<char>(static_cast<unsigned char>(last) + 1U);
+            return end;
+        }
+        end.pop_back();
+    }
+    return std::string(1, '\0');  // every key
+}
+
+auto error_text(const json& j) -> std::string {
+    // Unary errors: {"error":"...","message":"...","code":N}; stream errors: {"error":{...}}.
+    const auto it = j.find("error");
+    if (it != j.end()) {
+        if (it->is_string()) {
+            return it->get<std::string>();
+        }
+        if (it->is_object()) {
+            const auto m = it->find("message");
+            if (m != it->end() && m->is_string()) {
+                return m->get<std::string>();
+            }
+        }
+    }
+    const auto m = j.find("message");
+    if (m != j.end() && m->is_string()) {
+        return m->get<std::string>();
+    }
+    return j.dump();
+}
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+auto write_to_string(char* data, std::size_t size, std::size_t n, void* user) -> std::size_t {
+    static_cast<std::string*>(user)->append(data, size * n);
+    return size * n;
+}
+
+struct slist_guard {
+    curl_slist* list = nullptr;
+    ~slist_guard() { curl_slist_free_all(list); }
+};
+
+auto library_version() -> std::string {
+    return std::to_string(KEYPLACE_VERSION_MAJOR) + "." + std::to_string(KEYPLACE_VERSION_MINOR) + "." +
+           std::to_string(KEYPLACE_VERSION_PATCH);
+}
+
+auto epoch_digits(std::uint64_t epoch) -> std::string {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(epoch));
+    return buf;
+}
+
+}  // namespace
+
+auto snapshot_key(std::string_view cluster, std::uint64_t epoch) -> std::string {
+    return "/keyplace/" + std::string(cluster) + "/snapshots/" + epoch_digits(epoch);
+}
+auto current_key(std::string_view cluster) -> std::string { return "/keyplace/" + std::string(cluster) + "/current"; }
+auto clients_prefix(std::string_view cluster) -> std::string {
+    return "/keyplace/" + std::string(cluster) + "/clients/";
+}
+
+// ---- client ----------------------------------------------------------------------------------
+
+struct client::impl {
+    client_options options;
+    CURL* curl = nullptr;
+
+    explicit impl(client_options o) : options(std::move(o)) {
+        global_init();
+        curl = curl_easy_init();
+        while (!options.endpoint.empty() && options.endpoint.back() == '/') {
+            options.endpoint.pop_back();
+        }
+    }
+    ~impl() {
+        if (curl != nullptr) {
+            curl_easy_cleanup(curl);
+        }
+    }
+    impl(const impl&) = delete;
+    auto operator=(const impl&) -> impl& = delete;
+
+    // POSTs body to path; the parsed answer of a 200, else nullopt with err set.
+    auto post(const char* path, const json& body, error_info& err) -> std::optional<json> {
+        err.clear();
+        if (curl == nullptr) {
+            err = fail_transport("etcd: curl_easy_init failed");
+            return std::nullopt;
+        }
+        const std::string url = options.endpoint + path;
+        const std::string payload = body.dump();
+        std::string answer;
+        slist_guard headers;
+        headers.list = curl_slist_append(nullptr, "Content-Type: application/json");
+        curl_easy_reset(curl);
+        curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload.c_str());
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
+        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
+        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_to_string);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+        const CURLcode rc = curl_easy_perform(curl);
+        if (rc != CURLE_OK) {
+            err = fail_transport("etcd " + url + ": " + curl_easy_strerror(rc));
+            return std::nullopt;
+        }
+        long status = 0;
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+        json j = json::parse(answer, nullptr, false);
+        if (status != 200) {
+            err = fail_transport("etcd " + url + ": HTTP " + std::to_string(status) + ": " +
+                                 (j.is_discarded() ? answer : error_text(j)));
+            return std::nullopt;
+        }
+        if (j.is_discarded() || !j.is_object()) {
+            err = fail_transport("etcd " + url + ": the answer is not a JSON object: " + answer.substr(0, 200));
+            return std::nullopt;
+        }
+        if (j.contains("error")) {
+            err = fail_transport("etcd " + url + ": " + error_text(j));
+            return std::nullopt;
+        }
+        return j;
+    }
+};
+
+template <class F>
+auto guarded(error_info& err, F&& f) noexcept -> decltype(f()) {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        err = fail_transport(std::string("etcd: ") + e.what());
+    } catch (...) {
+        err = fail_transport("etcd: unknown exception");
+    }
+    return {};
+}
+
+client::client(client_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
+client::~client() = default;
+client::client(client&&) noexcept = default;
+auto client::operator=(client&&) noexcept -> client& = default;
+
+auto client::endpoint() const -> const std::string& { return impl_->options.endpoint; }
+
+auto client::get(std::string_view key, error_info& err, std::int64_t* revision) -> std::optional<key_value> {
+    return guarded(err, [&]() -> std::optional<key_value> {
+        const auto j = impl_->post("/v3/kv/range", {{"key", b64_encode(key)}}, err);
+        if (!j) {
+            return std::nullopt;
+        }
+        if (revision != nullptr) {
+            const auto h = j->find("header");
+            *revision = h != j->end() ? as_int64(*h, "revision") : 0;
+        }
+        const auto kvs = j->find("kvs");
+        if (kvs == j->end() || !kvs->is_array() || kvs->empty()) {
+            return std::nullopt;
+        }
+        return parse_kv(kvs->front());
+    });
+}
+
+auto client::get_prefix(std::string_view prefix, error_info& err) -> std::optional<std::vector<key_value>> {
+    return guarded(err, [&]() -> std::optional<std::vector<key_value>> {
+        const auto j = impl_->post(
+            "/v3/kv/range", {{"key", b64_encode(prefix)}, {"range_end", b64_encode(prefix_end(prefix))}}, err);
+        if (!j) {
+            return std::nullopt;
+        }
+        std::vector<key_value> out;
+        const auto kvs = j->find("kvs");
+        if (kvs != j->end() && kvs->is_array()) {
+            for (const auto& kv : *kvs) {
+                out.push_back(parse_kv(kv));
+            }
+        }
+        std::sort(out.begin(), out.end(), [](const key_value& a, const key_value& b) { return a.key < b.key; });
+        return out;
+    });
+}
+
+auto client::put(std::string_view key, std::string_view value, error_info& err, std::int64_t lease) -> bool {
+    return guarded(err, [&]() -> bool {
+        json body = {{"key", b64_encode(key)}, {"value", b64_encode(value)}};
+        if (lease != 0) {
+            body["lease"] = std::to_string(lease);
+        }
+        return impl_->post("/v3/kv/put", body, err).has_value();
+    });
+}
+
+auto client::put_if(std::string_view key, std::string_view value, std::int64_t expected, error_info& err) -> bool {
+    return guarded(err, [&]() -> bool {
+        const std::string k = b64_encode(key);
+        json compare = {{"key", k}, {"result", "EQUAL"}};
+        if (expected == 0) {
+            compare["target"] = "CREATE";
+            compare["create_revision"] = "0";
+        } else {
+            compare["target"] = "MOD";
+            compare["mod_revision"] = std::to_string(expected);
+        }
+        const json body = {{"compare", json::array({compare})},
+                           {"success", json::array({{{"request_put", {{"key", k}, {"value", b64_encode(value)}}}}})}};
+        const auto j = impl_->post("/v3/kv/txn", body, err);
+        return j && as_bool(*j, "succeeded");
+    });
+}
+
+auto client::lease_grant(std::chrono::seconds ttl, error_info& err) -> std::optional<std::int64_t> {
+    return guarded(err, [&]() -> std::optional<std::int64_t> {
+        const auto j = impl_->post("/v3/lease/grant", {{"TTL", std::to_string(ttl.count())}}, err);
+        if (!j) {
+            return std::nullopt;
+        }
+        const std::int64_t id = as_int64(*j, "ID");
+        if (id == 0) {
+            err = fail_transport("etcd: lease grant answered without an ID: " + j->dump());
+            return std::nullopt;
+        }
+        return id;
+    });
+}
+
+auto client::lease_keepalive(std::int64_t lease, error_info& err) -> bool {
+    return guarded(err, [&]() -> bool {
+        const auto j = impl_->post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}, err);
+        if (!j) {
+            return false;
+        }
+        // A stream of one answer: {"result":{"ID":..,"TTL":..}}; TTL omitted (0) once the lease is gone.
+        const auto r = j->find("result");
+        const json& result = r != j->end() ? *r : *j;
+        return as_int64(result, "TTL") > 0;
+    });
+}
+
+auto client::lease_revoke(std::int64_t lease, error_info& err) -> bool {
+    return guarded(err, [&]() -> bool {
+        return impl_->post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, err).has_value();
+    });
+}
+
+namespace {
+
+struct watch_state {
+    const std::function<bool(const watch_event&)>* on_event = nullptr;
+    const std::atomic<bool>* stop = nullptr;
+    std::string buffer;
+    bool created = false;
+    bool callback_stopped = false;
+    bool compacted = false;
+    std::string failure;  // set: the stream reported an error or a cancel
+    std::int64_t compact_revision = 0;
+};
+
+// One line of the stream: true to keep reading.
+auto watch_line(watch_state& st, std::string_view line) -> bool {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        st.failure = "etcd watch: a line that is not a JSON object: " + std::string(line.substr(0, 200));
+        return false;
+    }
+    if (j.contains("error")) {
+        st.failure = "etcd watch: " + error_text(j);
+        return false;
+    }
+    const auto r = j.find("result");
+    if (r == j.end() || !r->is_object()) {
+        return true;
+    }
+    const json& result = *r;
+    if (as_bool(result, "created")) {
+        st.created = true;
+    }
+    if (as_bool(result, "canceled")) {
+        st.compact_revision = as_int64(result, "compact_revision");
+        if (st.compact_revision != 0) {
+            st.compacted = true;
+        } else {
+            const auto reason = result.find("cancel_reason");
+            st.failure = "etcd watch: canceled" +
+                         (reason != result.end() && reason->is_string() ? ": " + reason->get<std::string>() : "");
+        }
+        return false;
+    }
+    const auto events = result.find("events");
+    if (events != result.end() && events->is_array()) {
+        for (const auto& e : *events) {
+            watch_event ev;
+            const auto type = e.find("type");
+            ev.deleted = type != e.end() && type->is_string() && type->get<std::string>() == "DELETE";
+            const auto kv = e.find("kv");
+            if (kv != e.end() && kv->is_object()) {
+                ev.kv = parse_kv(*kv);
+            }
+            if (!(*st.on_event)(ev)) {
+                st.callback_stopped = true;
+                return false;
+            }
+            if (st.stop->load(std::memory_order_relaxed)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+auto watch_write(char* data, std::size_t size, std::size_t n, void* user) -> std::size_t {
+    auto& st = *static_cast<watch_state*>(user);
+    const std::size_t total = size * n;
+    try {
+        st.buffer.append(data, total);
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t nl = st.buffer.find('\n', start);
+            if (nl == std::string::npos) {
+                break;
+            }
+            const std::string_view line(st.buffer.data() + start, nl - start);
+            start = nl + 1;
+            if (line.find_first_not_of(" \r\t") == std::string_view::npos) {
+                continue;
+            }
+            if (!watch_line(st, line)) {
+                return 0;  // a short count aborts the transfer
+            }
+        }
+        st.buffer.erase(0, start);
+        // The gateway may end a message without a newline: try the rest as a whole object.
+        if (!st.buffer.empty() && st.buffer.back() == '}' && json::accept(st.buffer)) {
+            const std::string line = std::move(st.buffer);
+            st.buffer.clear();
+            if (!watch_line(st, line)) {
+                return 0;
+            }
+        }
+    } catch (const std::exception& e) {
+        st.failure = std::string("etcd watch: ") + e.what();
+        return 0;
+    } catch (...) {
+        st.failure = "etcd watch: unknown exception";
+        return 0;
+    }
+    return total;
+}
+
+}  // namespace
+
+auto client::watch(std::string_view key, std::int64_t start_revision,
+                   const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
+                   error_info& err) -> watch_end {
+    err.clear();
+    try {
+        const std::string url = impl_->options.endpoint + "/v3/watch";
+        json create = {{"key", b64_encode(key)}, {"progress_notify", true}};
+        if (start_revision > 0) {
+            create["start_revision"] = std::to_string(start_revision);
+        }
+        const std::string payload = json{{"create_request", create}}.dump();
+        watch_state st;
+        st.on_event = &on_event;
+        st.stop = &stop;
+
+        CURL* h = curl_easy_init();
+        CURLM* m = curl_multi_init();
+        if (h == nullptr || m == nullptr) {
+            if (h != nullptr) curl_easy_cleanup(h);
+            if (m != nullptr) curl_multi_cleanup(m);
+            err = fail_transport("etcd watch: curl init failed");
+            return watch_end::failed;
+        }
+        slist_guard headers;
+        headers.list = curl_slist_append(nullptr, "Content-Type: application/json");
+        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.c_str());
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(impl_->options.timeout.count()));
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 5L);
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &watch_write);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+        curl_multi_add_handle(m, h);
+
+        CURLcode result = CURLE_OK;
+        bool done = false;
+        bool stopped = false;
+        while (!done) {
+            if (stop.load(std::memory_order_relaxed)) {
+                stopped = true;
+                break;
+            }
+            int running = 0;
+            const CURLMcode mc = curl_multi_perform(m, &running);
+            if (mc != CURLM_OK) {
+                err = fail_transport(std::string("etcd watch: ") + curl_multi_strerror(mc));
+                break;
+            }
+            int queued = 0;
+            while (CURLMsg* msg = curl_multi_info_read(m, &queued)) {
+                if (msg->msg == CURLMSG_DONE) {
+                    result = msg->data.result;
+                    done = true;
+                }
+            }
+            if (done || st.callback_stopped || st.compacted || !st.failure.empty()) {
+                break;
+            }
+            curl_multi_poll(m, nullptr, 0, 50, nullptr);  // stop is noticed within ~50 ms
+        }
+        long status = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_multi_remove_handle(m, h);
+        curl_easy_cleanup(h);
+        curl_multi_cleanup(m);
+
+        if (stopped || st.callback_stopped || (stop.load() && st.failure.empty() && !st.compacted)) {
+            return watch_end::stopped;
+        }
+        if (st.compacted) {
+            err = detail::fail(transport, "etcd watch of '" + std::string(key) + "' from revision " +
+                                              std::to_string(start_revision) + ": compacted up to revision " +
+                                              std::to_string(st.compact_revision));
+            return watch_end::compacted;
+        }
+        if (err) {
+            return watch_end::failed;
+        }
+        if (!st.failure.empty()) {
+            err = fail_transport(st.failure);
+        } else if (status != 0 && status != 200) {
+            err = fail_transport("etcd watch " + url + ": HTTP " + std::to_string(status) + ": " + st.buffer);
+        } else if (result != CURLE_OK) {
+            err = fail_transport("etcd watch " + url + ": " + curl_easy_strerror(result));
+        } else {
+            err = fail_transport("etcd watch " + url + ": the stream ended");
+        }
+        return watch_end::failed;
+    } catch (const std::exception& e) {
+        err = fail_transport(std::string("etcd watch: ") + e.what());
+    } catch (...) {
+        err = fail_transport("etcd watch: unknown exception");
+    }
+    return watch_end::failed;
+}
+
+// ---- the protocol ----------------------------------------------------------------------------
+
+namespace {
+
+auto parse_current(std::string_view key, std::string_view value, error_info& err) -> std::optional<current_pointer> {
+    const json j = json::parse(value, nullptr, false);
+    const auto bad = [&](const std::string& why) -> std::optional<current_pointer> {
+        err = detail::fail(errc::invalid_document,
+                           std::string(key) + ": " + why + ": " + detail::quote(value));
+        return std::nullopt;
+    };
+    if (j.is_discarded() || !j.is_object()) {
+        return bad("not a JSON object");
+    }
+    const auto e = j.find("epoch");
+    const auto f = j.find("fingerprint");
+    if (e == j.end() || !e->is_number_unsigned()) {
+        return bad("no unsigned integer \"epoch\"");
+    }
+    if (f == j.end() || !f->is_string()) {
+        return bad("no string \"fingerprint\"");
+    }
+    const auto fp = digest128::from_hex(f->get_ref<const std::string&>());
+    if (!fp) {
+        return bad("\"fingerprint\" is not 32 hex digits");
+    }
+    current_pointer p;
+    p.epoch = e->get<std::uint64_t>();
+    p.fingerprint = *fp;
+    return p;
+}
+
+auto current_value(std::uint64_t epoch, const digest128& fp) -> std::string {
+    return json{{"epoch", epoch}, {"fingerprint", fp.hex()}}.dump();
+}
+
+auto stale_message(std::uint64_t epoch, std::uint64_t current, std::string_view cluster) -> std::string {
+    return "epoch " + std::to_string(epoch) + " is not newer than the current epoch " + std::to_string(current) +
+           " of cluster " + detail::quote(cluster);
+}
+
+}  // namespace
+
+auto read_current(client& c, std::string_view cluster, error_info& err, std::int64_t* revision)
+    -> std::optional<current_pointer> {
+    return guarded(err, [&]() -> std::optional<current_pointer> {
+        const std::string key = current_key(cluster);
+        auto kv = c.get(key, err, revision);
+        if (!kv) {
+            return std::nullopt;
+        }
+        auto p = parse_current(key, kv->value, err);
+        if (p) {
+            p->mod_revision = kv->mod_revision;
+        }
+        return p;
+    });
+}
+
+auto load_current(client& c, std::string_view cluster, error_info& err) -> std::optional<snapshot> {
+    return guarded(err, [&]() -> std::optional<snapshot> {
+        const auto cur = read_current(c, cluster, err);
+        if (!cur) {
+            if (!err) {
+                err = detail::fail(errc::invalid_document,
+                                   "cluster " + detail::quote(cluster) + " has no current snapshot in etcd");
+            }
+            return std::nullopt;
+        }
+        const std::string key = snapshot_key(cluster, cur->epoch);
+        const auto kv = c.get(key, err);
+        if (!kv) {
+            if (!err) {
+                err = detail::fail(errc::invalid_document, key + ": missing (current names epoch " +
+                                                               std::to_string(cur->epoch) + ")");
+            }
+            return std::nullopt;
+        }
+        auto s = try_load_snapshot_json(kv->value, err);
+        if (!s) {
+            err = detail::fail(err.code(), key + ": " + err.message());
+            return std::nullopt;
+        }
+        if (s->cluster() != cluster) {
+            err = detail::fail(errc::wrong_cluster, key + ": the snapshot is of cluster " +
+                                                        detail::quote(s->cluster()) + ", not " +
+                                                        detail::quote(cluster));
+            return std::nullopt;
+        }
+        if (s->epoch() != cur->epoch) {
+            err = detail::fail(errc::invalid_document, key + ": the snapshot has epoch " + std::to_string(s->epoch()) +
+                                                           ", current names " + std::to_string(cur->epoch));
+            return std::nullopt;
+        }
+        if (s->fingerprint() != cur->fingerprint) {
+            err = detail::fail(errc::fingerprint_mismatch, key + ": the snapshot's fingerprint " +
+                                                               s->fingerprint().hex() + " is not " +
+                                                               cur->fingerprint.hex() + ", which current states");
+            return std::nullopt;
+        }
+        return s;
+    });
+}
+
+auto publish(client& c, const snapshot& s, error_info& err) -> bool {
+    return guarded(err, [&]() -> bool {
+        const std::string& cluster = s.cluster();
+        const std::string skey = snapshot_key(cluster, s.epoch());
+        const std::string doc = write_snapshot_json(s);
+        if (!c.put_if(skey, doc, 0, err)) {
+            if (err) {
+                return false;
+            }
+            const auto existing = c.get(skey, err);
+            if (!existing) {
+                if (!err) {
+                    err = fail_transport("etcd: " + skey + " existed and then vanished");
+                }
+                return false;
+            }
+            const json j = json::parse(existing->value, nullptr, false);
+            std::string theirs = "(no fingerprint)";
+            if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].is_string()) {
+                theirs = j["fingerprint"].get<std::string>();
+            }
+            const auto fp = digest128::from_hex(theirs);
+            if (!fp || *fp != s.fingerprint()) {
+                err = detail::fail(errc::split_brain, skey + " already holds epoch " + std::to_string(s.epoch()) +
+                                                          " with fingerprint " + detail::quote(theirs) +
+                                                          ", not " + s.fingerprint().hex());
+                return false;
+            }
+        }
+        const auto cur = read_current(c, cluster, err);
+        if (err) {
+            return false;
+        }
+        if (cur && cur->epoch >= s.epoch()) {
+            err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), cur->epoch, cluster));
+            return false;
+        }
+        const std::string value = current_value(s.epoch(), s.fingerprint());
+        if (c.put_if(current_key(cluster), value, cur ? cur->mod_revision : 0, err)) {
+            return true;
+        }
+        if (err) {
+            return false;
+        }
+        const auto now = read_current(c, cluster, err);
+        if (err) {
+            return false;
+        }
+        err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), now ? now->epoch : 0, cluster) +
+                                                  " (another publisher moved current first)");
+        return false;
+    });
+}
+
+auto read_reports(client& c, std::string_view cluster, error_info& err)
+    -> std::optional<std::vector<client_report>> {
+    return guarded(err, [&]() -> std::optional<std::vector<client_report>> {
+        const auto kvs = c.get_prefix(clients_prefix(cluster), err);
+        if (!kvs) {
+            return std::nullopt;
+        }
+        std::vector<client_report> out;
+        for (const auto& kv : *kvs) {
+            const json j = json::parse(kv.value, nullptr, false);
+            if (!j.is_object()) {
+                continue;
+            }
+            client_report r;
+            r.id = j.value("id", std::string{});
+            if (r.id.empty()) {
+                r.id = kv.key.substr(clients_prefix(cluster).size());
+            }
+            if (j.contains("epoch") && j["epoch"].is_number_unsigned()) {
+                r.epoch = j["epoch"].get<std::uint64_t>();
+            }
+            if (j.contains("fingerprint") && j["fingerprint"].is_string()) {
+                r.fingerprint = digest128::from_hex(j["fingerprint"].get<std::string>()).value_or(digest128{});
+            }
+            r.library = j.value("library", std::string{});
+            if (j.contains("contract") && j["contract"].is_number_integer()) {
+                r.contract = j["contract"].get<int>();
+            }
+            out.push_back(std::move(r));
+        }
+        std::sort(out.begin(), out.end(), [](const client_report& a, const client_report& b) { return a.id < b.id; });
+        return out;
+    });
+}
+
+// ---- watcher ---------------------------------------------------------------------------------
+
+struct watcher::impl {
+    watcher_options options;
+    client reads;
+    client watching;
+    client reporting;
+
+    std::atomic<bool> stop{false};
+    std::mutex mu;  // guards the fields below and the condition variables
+    std::condition_variable cv;           // stop, adoption (wait_for_snapshot, reporter)
+    std::unique_ptr<publisher> local;     // created by the first adoption
+    std::atomic<publisher*> local_ptr{nullptr};
+    std::string last_refusal;
+    std::uint64_t report_version = 0;     // bumped on every adoption
+
+    std::atomic<std::uint64_t> epoch{0};
+    std::atomic<std::uint64_t> adopted{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> reconnects{0};
+    std::atomic<std::chrono::steady_clock::rep> contact{0};
+
+    // Only the watch thread touches these.
+    digest128 fingerprint{};
+    std::int64_t handled_mod = -1;  // current's mod_revision last adopted or refused
+
+    std::int64_t lease = 0;  // only the report thread (and the destructor after joining it)
+
+    std::thread watch_thread;
+    std::thread report_thread;
+
+    explicit impl(watcher_options o)
+        : options(std::move(o)), reads(options.connection), watching(options.connection),
+          reporting(options.connection) {}
+
+    void touch() {
+        contact.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    }
+
+    // Sleeps up to d; true when stop was requested.
+    auto sleep_for(std::chrono::milliseconds d) -> bool {
+        std::unique_lock lock(mu);
+        return cv.wait_for(lock, d, [&] { return stop.load(); });
+    }
+
+    void refuse(refusal why, const std::string& message, std::int64_t mod) {
+        handled_mod = mod;
+        refused.fetch_add(1, std::memory_order_relaxed);
+        {
+            const std::lock_guard lock(mu);
+            last_refusal = message;
+        }
+        if (options.on_refuse) {
+            try {
+                options.on_refuse(why, message);
+            } catch (...) {
+            }
+        }
+    }
+
+    static auto refusal_of(errc code) -> refusal {
+        switch (code) {
+            case errc::invalid_document: return refusal::malformed;
+            case errc::wrong_cluster: return refusal::wrong_cluster;
+            case errc::stale_epoch: return refusal::stale_epoch;
+            case errc::fingerprint_mismatch:
+            case errc::split_brain: return refusal::fingerprint_mismatch;
+            default: return refusal::other;
+        }
+    }
+
+    // Reads current and adopts what it names if it is new. Returns false on a transport error;
+    // revision receives the store's revision at the read.
+    auto sync(std::int64_t& revision, error_info& err) -> bool {
+        const std::string ckey = current_key(options.cluster);
+        const auto kv = reads.get(ckey, err, &revision);
+        if (err) {
+            return false;
+        }
+        touch();
+        if (!kv) {
+            return true;  // nothing published yet
+        }
+        if (kv->mod_revision == handled_mod) {
+            return true;
+        }
+        error_info perr;
+        const auto cur = parse_current(ckey, kv->value, perr);
+        if (!cur) {
+            refuse(refusal::malformed, perr.message(), kv->mod_revision);
+            return true;
+        }
+        const std::uint64_t have = epoch.load(std::memory_order_relaxed);
+        if (have != 0 && cur->epoch == have) {
+            if (cur->fingerprint != fingerprint) {
+                refuse(refusal::fingerprint_mismatch,
+                       ckey + " states fingerprint " + cur->fingerprint.hex() + " for epoch " +
+                           std::to_string(cur->epoch) + ", but the adopted snapshot of that epoch has " +
+                           fingerprint.hex(),
+                       kv->mod_revision);
+            } else {
+                handled_mod = kv->mod_revision;
+            }
+            return true;
+        }
+        if (cur->epoch < have) {
+            refuse(refusal::stale_epoch, ckey + ": " + stale_message(cur->epoch, have, options.cluster) + " adopted here",
+                   kv->mod_revision);
+            return true;
+        }
+        const std::string skey = snapshot_key(options.cluster, cur->epoch);
+        const auto doc = reads.get(skey, err);
+        if (err) {
+            return false;
+        }
+        if (!doc) {
+            refuse(refusal::malformed, skey + ": missing, though current names epoch " + std::to_string(cur->epoch),
+                   kv->mod_revision);
+            return true;
+        }
+        error_info lerr;
+        auto s = try_load_snapshot_json(doc->value, lerr);
+        if (!s) {
+            refuse(refusal_of(lerr.code()), skey + ": " + lerr.message(), kv->mod_revision);
+            return true;
+        }
+        if (s->cluster() != options.cluster) {
+            refuse(refusal::wrong_cluster,
+                   skey + ": the snapshot is of cluster " + detail::quote(s->cluster()) + ", not " +
+                       detail::quote(options.cluster),
+                   kv->mod_revision);
+            return true;
+        }
+        if (s->fingerprint() != cur->fingerprint) {
+            refuse(refusal::fingerprint_mismatch,
+                   skey + ": the snapshot's fingerprint " + s->fingerprint().hex() + " is not " +
+                       cur->fingerprint.hex() + ", which current states",
+                   kv->mod_revision);
+            return true;
+        }
+        if (s->epoch() <= have || s->epoch() != cur->epoch) {
+            refuse(refusal::stale_epoch,
+                   skey + ": the snapshot has epoch " + std::to_string(s->epoch()) + " (current names " +
+                       std::to_string(cur->epoch) + ", adopted " + std::to_string(have) + ")",
+                   kv->mod_revision);
+            return true;
+        }
+        auto shared = std::make_shared<const snapshot>(std::move(*s));
+        if (local_ptr.load(std::memory_order_relaxed) == nullptr) {
+            auto p = std::make_unique<publisher>(shared);
+            const std::lock_guard lock(mu);
+            local = std::move(p);
+            local_ptr.store(local.get(), std::memory_order_release);
+        } else {
+            error_info pub;
+            if (!local_ptr.load(std::memory_order_relaxed)->try_publish(shared, pub)) {
+                refuse(refusal_of(pub.code()), skey + ": " + pub.message(), kv->mod_revision);
+                return true;
+            }
+        }
+        handled_mod = kv->mod_revision;
+        fingerprint = shared->fingerprint();
+        {
+            const std::lock_guard lock(mu);
+            epoch.store(shared->epoch(), std::memory_order_release);
+            adopted.fetch_add(1, std::memory_order_relaxed);
+            ++report_version;
+        }
+        cv.notify_all();
+        if (options.on_adopt) {
+            try {
+                options.on_adopt(*shared);
+            } catch (...) {
+            }
+        }
+        return true;
+    }
+
+    void watch_loop() {
+        std::mt19937_64 rng(std::random_device{}() ^
+                            static_cast<std::uint64_t>(std::hash<std::string>{}(options.client_id)));
+        auto backoff = options.backoff_min;
+        bool failed_before = false;
+        while (!stop.load()) {
+            error_info err;
+            std::int64_t revision = 0;
+            watch_end end = watch_end::failed;
+            try {
+                if (sync(revision, err)) {
+                    if (failed_before) {
+                        reconnects.fetch_add(1, std::memory_order_relaxed);
+                        failed_before = false;
+                    }
+                    backoff = options.backoff_min;
+                    const std::string ckey = current_key(options.cluster);
+                    bool resync_failed = false;
+                    end = watching.watch(
+                        ckey, revision + 1,
+                        [&](const watch_event&) {
+                            touch();
+                            std::int64_t r = 0;
+                            error_info e;
+                            if (!sync(r, e)) {
+                                resync_failed = true;
+                                return false;
+                            }
+                            return true;
+                        },
+                        stop, err);
+                    if (end == watch_end::stopped && !resync_failed) {
+                        continue;  // stop requested (the loop ends), or nothing to do
+                    }
+                    if (end == watch_end::compacted) {
+                        continue;  // re-read current, watch from the new revision
+                    }
+                }
+            } catch (...) {
+            }
+            if (stop.load()) {
+                break;
+            }
+            failed_before = true;
+            const auto lo = options.backoff_min.count();
+            const auto hi = std::max(lo, backoff.count());
+            std::uniform_int_distribution<std::int64_t> pick(lo, hi);
+            if (sleep_for(std::chrono::milliseconds(pick(rng)))) {
+                break;
+            }
+            backoff = std::min(options.backoff_max, backoff * 2);
+        }
+    }
+
+    auto report_value(std::uint64_t e, const digest128& fp) const -> std::string {
+        return json{{"id", options.client_id},
+                    {"epoch", e},
+                    {"fingerprint", fp.hex()},
+                    {"library", library_version()},
+                    {"contract", KEYPLACE_CONTRACT_VERSION}}
+            .dump();
+    }
+
+    void report_loop() {
+        const auto ttl = std::max(options.lease_ttl, std::chrono::seconds(1));
+        const auto interval = std::max(std::chrono::milliseconds(200),
+                                       std::chrono::duration_cast<std::chrono::milliseconds>(ttl) / 3);
+        const std::string key = clients_prefix(options.cluster) + options.client_id;
+        std::uint64_t reported = ~std::uint64_t{0};
+        auto next_keepalive = std::chrono::steady_clock::now();
+        while (!stop.load()) {
+            try {
+                std::uint64_t want = 0;
+                digest128 fp{};
+                {
+                    const std::lock_guard lock(mu);
+                    want = report_version;
+                    if (local) {
+                        const auto cur = local->current();
+                        fp = cur->fingerprint();
+                    }
+                }
+                const std::uint64_t e = epoch.load();
+                error_info err;
+                bool ok = true;
+                if (lease == 0) {
+                    const auto id = reporting.lease_grant(ttl, err);
+                    ok = id.has_value();
+                    if (ok) {
+                        lease = *id;
+                        reported = ~std::uint64_t{0};
+                        next_keepalive = std::chrono::steady_clock::now() + interval;
+                    }
+                } else if (std::chrono::steady_clock::now() >= next_keepalive) {
+                    const bool alive = reporting.lease_keepalive(lease, err);
+                    ok = !err;
+                    if (ok && !alive) {
+                        lease = 0;  // gone: grant a new one and report again
+                        continue;
+                    }
+                    if (ok) {
+                        next_keepalive = std::chrono::steady_clock::now() + interval;
+                    }
+                }
+                if (ok && lease != 0 && reported != want) {
+                    ok = reporting.put(key, report_value(e, fp), err, lease);
+                    if (ok) {
+                        reported = want;
+                    }
+                }
+                if (ok) {
+                    touch();
+                }
+                std::unique_lock lock(mu);
+                const auto wait = ok ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           next_keepalive - std::chrono::steady_clock::now())
+                                     : options.backoff_min * 4;
+                cv.wait_for(lock, std::max(wait, std::chrono::milliseconds(1)),
+                            [&] { return stop.load() || report_version != reported; });
+            } catch (...) {
+                if (sleep_for(options.backoff_min)) {
+                    break;
+                }
+            }
+        }
+    }
+};
+
+watcher::watcher(watcher_options options) : impl_(std::make_unique<impl>(std::move(options))) {
+    impl_->touch();
+    try {
+        impl_->watch_thread = std::thread([this] { impl_->watch_loop(); });
+        impl_->report_thread = std::thread([this] { impl_->report_loop(); });
+    } catch (...) {
+        impl_->stop.store(true);
+        impl_->cv.notify_all();
+        if (impl_->watch_thread.joinable()) {
+            impl_->watch_thread.join();
+        }
+    }
+}
+
+watcher::~watcher() {
+    {
+        const std::lock_guard lock(impl_->mu);
+        impl_->stop.store(true);
+    }
+    impl_->cv.notify_all();
+    if (impl_->watch_thread.joinable()) {
+        impl_->watch_thread.join();
+    }
+    if (impl_->report_thread.joinable()) {
+        impl_->report_thread.join();
+    }
+    if (impl_->options.revoke_on_exit && impl_->lease != 0) {
+        error_info err;
+        (void)impl_->reporting.lease_revoke(impl_->lease, err);
+    }
+}
+
+auto watcher::wait_for_snapshot(std::chrono::milliseconds timeout) -> bool {
+    std::unique_lock lock(impl_->mu);
+    return impl_->cv.wait_for(lock, timeout,
+                              [&] { return impl_->local_ptr.load() != nullptr || impl_->stop.load(); }) &&
+           impl_->local_ptr.load() != nullptr;
+}
+
+auto watcher::local() const -> publisher* { return impl_->local_ptr.load(std::memory_order_acquire); }
+
+auto watcher::stats() const -> watcher_stats {
+    watcher_stats s;
+    s.epoch = impl_->epoch.load(std::memory_order_acquire);
+    s.adopted = impl_->adopted.load(std::memory_order_relaxed);
+    s.refused = impl_->refused.load(std::memory_order_relaxed);
+    s.reconnects = impl_->reconnects.load(std::memory_order_relaxed);
+    const auto then =
+        std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(impl_->contact.load()));
+    s.since_contact = std::chrono::steady_clock::now() - then;
+    return s;
+}
+
+auto watcher::last_refusal() const -> std::string {
+    const std::lock_guard lock(impl_->mu);
+    return impl_->last_refusal;
+}
+
+}  // namespace etcd
+KEYPLACE_NAMESPACE_END

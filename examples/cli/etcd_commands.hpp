@@ -1,0 +1,350 @@
+// keyplace-cli etcd commands: etcd publish / current / watch / status, over the optional
+// keyplace::etcd component (etcd's v3 JSON gateway). Built when CMake finds that target.
+#ifndef KEYPLACE_EXAMPLES_CLI_ETCD_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_EXAMPLES_CLI_ETCD_COMMANDS_HPP_INCLUDED
+
+#include "args.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "snapshot_commands.hpp"
+
+#include <keyplace/etcd.hpp>
+#include <keyplace/version.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <istream>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+namespace keyplace_cli {
+
+/// etcd status: two clients report one epoch with different fingerprints.
+inline constexpr int exit_disagreement = 3;
+
+inline constexpr plain_option endpoints_option{
+    {"endpoints", "URL", "etcd's client URL, e.g. http://127.0.0.1:2379 (one: the gateway of one member)", true}};
+inline constexpr plain_option etcd_cluster_option{{"cluster", "NAME", "the cluster, /keyplace/NAME/ in etcd", true}};
+inline constexpr plain_option client_id_option{
+    {"client-id", "ID", "this watcher's id under clients/ (default keyplace-cli-HOST-PID)"}};
+inline constexpr number_option<std::uint64_t> watch_count_option{
+    {"count", "N", "stop after N adopted snapshots (default: run until SIGINT or SIGTERM)"}, std::nullopt, 1};
+inline constexpr number_option<std::uint32_t> lease_ttl_option{
+    {"lease-ttl", "SECONDS", "the report's lease: it disappears this long after the watcher dies"}, 10, 1, 3600};
+
+/// The one endpoint of --endpoints.
+inline auto etcd_endpoint(const parsed_args& a) -> std::string {
+    const auto v = a.value(endpoints_option.spec);
+    if (v.empty() || v.find(',') != std::string::npos) {
+        usage_error("--endpoints " + quote(v) + " is not one URL (keyplace::etcd talks to one gateway)");
+    }
+    return v;
+}
+
+inline auto etcd_client(const parsed_args& a) -> keyplace::etcd::client {
+    return keyplace::etcd::client(keyplace::etcd::client_options{.endpoint = etcd_endpoint(a)});
+}
+
+/// A failure of etcd itself, naming the endpoint.
+[[noreturn]] inline void etcd_error(const std::string& endpoint, const keyplace::error_info& err) {
+    input_error("etcd at " + endpoint + ": " + err.message());
+}
+
+/// `current`, or nothing when nothing was published; transport errors fail.
+inline auto current_of(keyplace::etcd::client& c, const std::string& cluster)
+    -> std::optional<keyplace::etcd::current_pointer> {
+    keyplace::error_info err;
+    auto cur = keyplace::etcd::read_current(c, cluster, err);
+    if (err) {
+        etcd_error(c.endpoint(), err);
+    }
+    return cur;
+}
+
+/// Now, as 2024-05-01T12:34:56.789Z.
+inline auto utc_now() -> std::string {
+    const auto now = std::chrono::system_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    const auto n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::string out(buf, n);
+    const auto frac = std::to_string(ms);
+    return out + "." + std::string(3 - frac.size(), '0') + frac + "Z";
+}
+
+inline auto etcd_publish(const parsed_args& a) -> std::string {
+    const auto path = a.value(file_option.spec);
+    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto s = load_snapshot_file(path);
+    if (s->cluster() != cluster) {
+        input_error(quote(path) + " is a snapshot of cluster " + quote(s->cluster()) + ", not of " + quote(cluster));
+    }
+    auto c = etcd_client(a);
+    keyplace::error_info err;
+    if (!keyplace::etcd::publish(c, *s, err)) {
+        if (err == keyplace::errc::stale_epoch) {
+            keyplace::error_info read_err;
+            const auto cur = keyplace::etcd::read_current(c, cluster, read_err);
+            if (cur) {
+                input_error("epoch " + std::to_string(s->epoch()) + " not published: cluster " + quote(cluster) +
+                            " is at epoch " + std::to_string(cur->epoch) + " (fingerprint " + cur->fingerprint.hex() +
+                            ")");
+            }
+            input_error(err.message());  // the library's message names both epochs too
+        }
+        if (err == keyplace::errc::split_brain) {
+            input_error("epoch " + std::to_string(s->epoch()) + " not published: " + err.message());
+        }
+        etcd_error(c.endpoint(), err);
+    }
+    return "published epoch " + std::to_string(s->epoch()) + " (fingerprint " + s->fingerprint().hex() +
+           ") to cluster " + cluster + "\n";
+}
+
+inline auto etcd_current(const parsed_args& a) -> std::string {
+    const auto cluster = a.value(etcd_cluster_option.spec);
+    auto c = etcd_client(a);
+    const auto cur = current_of(c, cluster);
+    if (!cur) {
+        input_error("nothing is published to cluster " + quote(cluster));
+    }
+    if (a.has(json_flag.spec)) {
+        return "{\"cluster\":" + json_string(cluster) + ",\"epoch\":" + std::to_string(cur->epoch) +
+               ",\"fingerprint\":" + json_string(cur->fingerprint.hex()) +
+               ",\"mod_revision\":" + std::to_string(cur->mod_revision) + "}\n";
+    }
+    return "epoch " + std::to_string(cur->epoch) + " fingerprint " + cur->fingerprint.hex() + "\n";
+}
+
+inline auto etcd_status(const parsed_args& a) -> std::string {
+    const auto cluster = a.value(etcd_cluster_option.spec);
+    auto c = etcd_client(a);
+    const auto cur = current_of(c, cluster);
+    keyplace::error_info err;
+    const auto reports = keyplace::etcd::read_reports(c, cluster, err);
+    if (!reports) {
+        etcd_error(c.endpoint(), err);
+    }
+    // Two clients on one epoch with different fingerprints: the fleet does not agree.
+    std::map<std::uint64_t, const keyplace::etcd::client_report*> first_of_epoch;
+    std::string disagreement;
+    std::size_t on_current = 0;
+    for (const auto& r : *reports) {
+        const auto [it, fresh] = first_of_epoch.emplace(r.epoch, &r);
+        if (!fresh && it->second->fingerprint != r.fingerprint && disagreement.empty()) {
+            disagreement = "clients " + quote(it->second->id) + " and " + quote(r.id) + " report epoch " +
+                           std::to_string(r.epoch) + " with different fingerprints (" +
+                           it->second->fingerprint.hex() + ", " + r.fingerprint.hex() + ")";
+        }
+        on_current += cur && r.epoch == cur->epoch && r.fingerprint == cur->fingerprint ? 1 : 0;
+    }
+    const std::string epoch_text = cur ? std::to_string(cur->epoch) : "none";
+    std::string out;
+    if (a.has(json_flag.spec)) {
+        std::vector<std::string> items;
+        for (const auto& r : *reports) {
+            items.push_back("{\"id\":" + json_string(r.id) + ",\"epoch\":" + std::to_string(r.epoch) +
+                            ",\"fingerprint\":" + json_string(r.fingerprint.hex()) +
+                            ",\"library\":" + json_string(r.library) +
+                            ",\"contract\":" + std::to_string(r.contract) + "}");
+        }
+        out = "{\"cluster\":" + json_string(cluster) + ",\"current\":" +
+              (cur ? "{\"epoch\":" + std::to_string(cur->epoch) + ",\"fingerprint\":" +
+                         json_string(cur->fingerprint.hex()) + "}"
+                   : std::string("null")) +
+              ",\"clients\":" + json_array(items) + ",\"on_current\":" + std::to_string(on_current) +
+              ",\"agree\":" + json_bool(disagreement.empty()) + "}\n";
+    } else {
+        out = "cluster " + cluster + ": current epoch " + epoch_text +
+              (cur ? ", fingerprint " + cur->fingerprint.hex() : std::string()) + "\n";
+        if (!reports->empty()) {
+            std::vector<std::vector<std::string>> rows{{"client", "epoch", "fingerprint", "library", "contract"}};
+            for (const auto& r : *reports) {
+                rows.push_back({r.id, std::to_string(r.epoch), r.fingerprint.hex(), r.library,
+                                std::to_string(r.contract)});
+            }
+            out += text_table(rows);
+        }
+        out += std::to_string(on_current) + " of " + std::to_string(reports->size()) +
+               " clients on the current epoch " + epoch_text + "\n";
+    }
+    if (!disagreement.empty()) {
+        throw cli_error(exit_disagreement, disagreement, out);
+    }
+    return out;
+}
+
+// ---- etcd watch -----------------------------------------------------------------------------------
+
+/// Set by SIGINT and SIGTERM while etcd watch runs.
+inline std::atomic<bool> watch_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" inline void on_watch_signal(int) {
+    watch_interrupted.store(true);
+}
+
+/// SIGINT and SIGTERM set watch_interrupted while this lives; the old handlers come back after.
+class signal_scope {
+public:
+    signal_scope() : old_int_(std::signal(SIGINT, on_watch_signal)), old_term_(std::signal(SIGTERM, on_watch_signal)) {
+        watch_interrupted.store(false);
+    }
+    ~signal_scope() {
+        std::signal(SIGINT, old_int_);
+        std::signal(SIGTERM, old_term_);
+    }
+    signal_scope(const signal_scope&) = delete;
+    auto operator=(const signal_scope&) -> signal_scope& = delete;
+
+private:
+    void (*old_int_)(int);
+    void (*old_term_)(int);
+};
+
+inline auto default_client_id() -> std::string {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) {
+        host[0] = '\0';
+    }
+    return "keyplace-cli-" + std::string(host[0] != '\0' ? host : "host") + "-" + std::to_string(getpid());
+}
+
+/// What the watcher's thread hands the printing thread: an adoption line or a refusal line.
+struct watch_line {
+    bool adopted = false;
+    std::string text;
+};
+
+inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& err) -> std::string {
+    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto endpoint = etcd_endpoint(a);
+    const auto count = watch_count_option.find(a);
+    const bool json = a.has(json_flag.spec);
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<watch_line> lines;
+
+    keyplace::etcd::watcher_options o;
+    o.connection.endpoint = endpoint;
+    o.cluster = cluster;
+    o.client_id = a.get(client_id_option.spec).value_or(default_client_id());
+    o.lease_ttl = std::chrono::seconds(lease_ttl_option.get(a));
+    o.on_adopt = [&](const keyplace::snapshot& s) {
+        const auto at = utc_now();
+        std::string text = json ? "{\"epoch\":" + std::to_string(s.epoch()) + ",\"fingerprint\":" +
+                                      json_string(s.fingerprint().hex()) + ",\"at\":" + json_string(at) + "}\n"
+                                : "epoch " + std::to_string(s.epoch()) + " fingerprint " + s.fingerprint().hex() +
+                                      " at " + at + "\n";
+        const std::lock_guard lock(m);
+        lines.push_back({true, std::move(text)});
+        cv.notify_one();
+    };
+    o.on_refuse = [&](keyplace::etcd::refusal, const std::string& message) {
+        std::string text = "keyplace-cli: refused: " + message;
+        for (auto& ch : text) {
+            ch = ch == '\n' || ch == '\r' ? ' ' : ch;
+        }
+        const std::lock_guard lock(m);
+        lines.push_back({false, text + "\n"});
+        cv.notify_one();
+    };
+
+    const signal_scope signals;
+    std::uint64_t adopted = 0;
+    {
+        keyplace::etcd::watcher w(std::move(o));  // its destructor stops the thread, revokes the lease
+        while (!watch_interrupted.load() && (!count || adopted < *count)) {
+            std::deque<watch_line> ready;
+            {
+                std::unique_lock lock(m);
+                cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !lines.empty(); });
+                ready.swap(lines);
+            }
+            for (auto& line : ready) {
+                if (!line.adopted) {
+                    err << line.text;
+                    err.flush();
+                    continue;
+                }
+                if (count && adopted == *count) {
+                    break;  // adopted after the last one asked for: not printed
+                }
+                out << line.text;
+                out.flush();
+                if (!out) {
+                    input_error("cannot write the output");
+                }
+                ++adopted;
+            }
+        }
+    }
+    return "";
+}
+
+// ---- the commands -------------------------------------------------------------------------------
+
+struct etcd_publish_command {
+    static constexpr std::string_view name = "etcd publish";
+    static constexpr std::string_view help =
+        "publishes a snapshot document to etcd: stores it, then moves current to it (compare-and-swap)";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &file_option}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_publish(a); }
+};
+
+struct etcd_current_command {
+    static constexpr std::string_view name = "etcd current";
+    static constexpr std::string_view help = "the epoch and fingerprint etcd's current names (exit 1 if none)";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_current(a); }
+};
+
+struct etcd_watch_command {
+    static constexpr std::string_view name = "etcd watch";
+    static constexpr std::string_view help =
+        "follows current like a client: one line per adopted epoch, refusals on stderr; until SIGINT/SIGTERM";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() {
+        return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option,
+                          &watch_count_option, &lease_ttl_option,    &json_flag};
+    }
+    /// Writes as it goes: run() hands it its streams.
+    static auto run_live(const parsed_args& a, std::istream&, std::ostream& out, std::ostream& err) -> std::string {
+        return etcd_watch(a, out, err);
+    }
+};
+
+struct etcd_status_command {
+    static constexpr std::string_view name = "etcd status";
+    static constexpr std::string_view help =
+        "every live client's epoch and fingerprint; exit 3 when two report one epoch with different fingerprints";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple<> positionals{};
+    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_status(a); }
+};
+
+}  // namespace keyplace_cli
+
+#endif
