@@ -22,9 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-// Transport and protocol errors: the core's errc has no code of their own, so they are
-// invalid_argument with a message that starts with "etcd".
-constexpr errc transport = errc::invalid_argument;
+// Transport and protocol errors: errc::unavailable, with a message that starts with "etcd".
+constexpr errc transport = errc::unavailable;
 
 auto fail_transport(std::string message) -> error_info { return detail::fail(transport, std::move(message)); }
 

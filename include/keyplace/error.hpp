@@ -53,6 +53,7 @@ enum class errc : int {
     unknown_strategy = 30,      ///< a strategy name or parameter this library does not know
     no_owner = 31,              ///< a snapshot in which no node owns keys (now or after)
     invalid_state = 32,         ///< a node state, or a change of state, that is not allowed
+    unavailable = 33,           ///< a coordination service (etcd) unreachable, or answering with an error
 };
 
 namespace detail {
@@ -93,6 +94,7 @@ public:
             case errc::unknown_strategy: return "unknown strategy or parameter";
             case errc::no_owner: return "no node owns keys";
             case errc::invalid_state: return "invalid node state";
+            case errc::unavailable: return "coordination service unavailable";
         }
         return "unknown keyplace error";
     }

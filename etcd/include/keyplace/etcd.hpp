@@ -58,7 +58,7 @@ struct client_options {
 /// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
 /// base64 on the wire and plain here. One client per thread (it owns a curl handle).
 /// Every call returns std::nullopt / false and fills err on failure; nothing throws. Transport
-/// and protocol errors carry errc::invalid_argument and a message starting with "etcd".
+/// and protocol errors carry errc::unavailable and a message starting with "etcd".
 class client {
 public:
     explicit client(client_options options);
