@@ -344,6 +344,14 @@ TEST_CASE("etcd watcher: refuses a corrupted, a wrong-cluster and a mismatched d
     must_publish(c, fifth);
     REQUIRE(eventually([&] { return w.stats().epoch == 5; }));
     CHECK(w.local()->current()->fingerprint() == fifth.fingerprint());
+
+    // current moved back to an older epoch (a write that bypassed the CAS): refused, epoch 5 stays.
+    point(1, good.fingerprint());
+    REQUIRE(eventually([&] { return rec.refusal_count() >= 4; }));
+    CHECK(rec.refusal_at(3).first == etcd::refusal::stale_epoch);
+    CHECK(rec.refusal_at(3).second.find("epoch 1") != std::string::npos);
+    CHECK(w.stats().epoch == 5);
+    CHECK(w.local()->make_reader().get().fingerprint() == fifth.fingerprint());
     CHECK(rec.increasing());
 }
 
