@@ -25,7 +25,17 @@ using nlohmann::json;
 // Transport and protocol errors: errc::unavailable, with a message that starts with "etcd".
 constexpr errc transport = errc::unavailable;
 
-auto fail_transport(std::string message) -> error_info { return detail::fail(transport, std::move(message)); }
+// Cut at 300 bytes (an answer may be a proxy's whole HTML page), newlines replaced: one line.
+auto fail_transport(std::string message) -> error_info {
+    constexpr std::size_t most = 300;
+    if (message.size() > most) {
+        message = message.substr(0, most) + "... (" + std::to_string(message.size()) + " bytes)";
+    }
+    for (auto& ch : message) {
+        ch = (ch == '\n' || ch == '\r') ? ' ' : ch;
+    }
+    return detail::fail(transport, std::move(message));
+}
 
 // ---- base64 ----------------------------------------------------------------------------------
 
@@ -702,8 +712,21 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
 auto publish(client& c, const snapshot& s, error_info& err) -> bool {
     return guarded(err, [&]() -> bool {
         const std::string& cluster = s.cluster();
+        if (cluster.find('/') != std::string::npos) {
+            err = detail::fail(errc::invalid_argument, "cluster " + detail::quote(cluster) +
+                                                           ": a cluster published through etcd has no '/' in its name");
+            return false;
+        }
         const std::string skey = snapshot_key(cluster, s.epoch());
         const std::string doc = write_snapshot_json(s);
+        // What watchers will load must be this placement (JSON writes bytes that are not UTF-8 as
+        // U+FFFD, which would change an id): refuse before anything is stored.
+        if (error_info back; !try_load_snapshot_json(doc, back) || back) {
+            err = detail::fail(errc::invalid_argument, "epoch " + std::to_string(s.epoch()) +
+                                                           " not published: its document does not load back as the "
+                                                           "same snapshot (" + back.message().substr(0, 200) + ")");
+            return false;
+        }
         if (!c.put_if(skey, doc, 0, err)) {
             if (err) {
                 return false;
@@ -732,6 +755,9 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
         if (err) {
             return false;
         }
+        if (cur && cur->epoch == s.epoch() && cur->fingerprint == s.fingerprint()) {
+            return true;  // already published (a retry after a response that was lost)
+        }
         if (cur && cur->epoch >= s.epoch()) {
             err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), cur->epoch, cluster));
             return false;
@@ -745,6 +771,15 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
         }
         const auto now = read_current(c, cluster, err);
         if (err) {
+            return false;
+        }
+        if (now && now->epoch == s.epoch() && now->fingerprint == s.fingerprint()) {
+            return true;  // the same snapshot, published by another publisher meanwhile
+        }
+        if (now && now->epoch < s.epoch()) {
+            err = detail::fail(errc::stale_epoch, "epoch " + std::to_string(s.epoch()) + " not published: another "
+                                                  "publisher moved current of cluster " + detail::quote(cluster) +
+                                                  " to epoch " + std::to_string(now->epoch) + " first; publish again");
             return false;
         }
         err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), now ? now->epoch : 0, cluster) +
@@ -812,7 +847,8 @@ struct watcher::impl {
 
     // Only the watch thread touches these.
     digest128 fingerprint{};
-    std::int64_t handled_mod = -1;  // current's mod_revision last adopted or refused
+    std::int64_t handled_mod = -1;  // current's mod_revision last adopted or refused...
+    std::string handled_value;      // ...and its value: a restored etcd may reuse a revision
 
     std::int64_t lease = 0;  // only the report thread (and the destructor after joining it)
 
@@ -871,9 +907,10 @@ struct watcher::impl {
         if (!kv) {
             return true;  // nothing published yet
         }
-        if (kv->mod_revision == handled_mod) {
+        if (kv->mod_revision == handled_mod && kv->value == handled_value) {
             return true;
         }
+        handled_value = kv->value;  // whatever follows adopts or refuses this value
         error_info perr;
         const auto cur = parse_current(ckey, kv->value, perr);
         if (!cur) {
@@ -1036,21 +1073,28 @@ struct watcher::impl {
         const std::string key = clients_prefix(options.cluster) + options.client_id;
         std::uint64_t reported = ~std::uint64_t{0};
         auto next_keepalive = std::chrono::steady_clock::now();
+        auto backoff = options.backoff_min;
+        std::mt19937_64 rng(std::random_device{}() ^
+                            static_cast<std::uint64_t>(std::hash<std::string>{}(options.client_id + "/report")));
+        const auto jittered = [&](std::chrono::milliseconds most) {
+            const auto lo = options.backoff_min.count();
+            std::uniform_int_distribution<std::int64_t> pick(lo, std::max(lo, most.count()));
+            return std::chrono::milliseconds(pick(rng));
+        };
         while (!stop.load()) {
+            bool ok = true;
             try {
+                // The epoch and fingerprint of one snapshot, and nothing before the first adoption.
                 std::uint64_t want = 0;
-                digest128 fp{};
+                std::shared_ptr<const snapshot> cur;
                 {
                     const std::lock_guard lock(mu);
                     want = report_version;
                     if (local) {
-                        const auto cur = local->current();
-                        fp = cur->fingerprint();
+                        cur = local->current();
                     }
                 }
-                const std::uint64_t e = epoch.load();
                 error_info err;
-                bool ok = true;
                 if (lease == 0) {
                     const auto id = reporting.lease_grant(ttl, err);
                     ok = id.has_value();
@@ -1070,25 +1114,32 @@ struct watcher::impl {
                         next_keepalive = std::chrono::steady_clock::now() + interval;
                     }
                 }
-                if (ok && lease != 0 && reported != want) {
-                    ok = reporting.put(key, report_value(e, fp), err, lease);
+                if (ok && lease != 0 && cur && reported != want) {
+                    ok = reporting.put(key, report_value(cur->epoch(), cur->fingerprint()), err, lease);
                     if (ok) {
                         reported = want;
+                    } else {
+                        lease = 0;  // perhaps expired on the server: grant a new one before retrying
                     }
                 }
-                if (ok) {
-                    touch();
-                }
-                std::unique_lock lock(mu);
-                const auto wait = ok ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           next_keepalive - std::chrono::steady_clock::now())
-                                     : options.backoff_min * 4;
-                cv.wait_for(lock, std::max(wait, std::chrono::milliseconds(1)),
-                            [&] { return stop.load() || report_version != reported; });
             } catch (...) {
-                if (sleep_for(options.backoff_min)) {
-                    break;
-                }
+                ok = false;
+            }
+            if (ok) {
+                touch();
+                backoff = options.backoff_min;
+                std::unique_lock lock(mu);
+                const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    next_keepalive - std::chrono::steady_clock::now());
+                cv.wait_for(lock, std::max(wait, std::chrono::milliseconds(1)),
+                            [&] { return stop.load() || (local && report_version != reported); });
+            } else {
+                // A failure waits its backoff (doubled up to backoff_max, jittered) whatever is
+                // owed: only stop cuts it short.
+                const auto wait = jittered(backoff);
+                backoff = std::min(backoff * 2, options.backoff_max);
+                std::unique_lock lock(mu);
+                cv.wait_for(lock, wait, [&] { return stop.load(); });
             }
         }
     }
@@ -1105,6 +1156,7 @@ watcher::watcher(watcher_options options) : impl_(std::make_unique<impl>(std::mo
         if (impl_->watch_thread.joinable()) {
             impl_->watch_thread.join();
         }
+        throw;  // a watcher without its threads would never adopt anything: say so
     }
 }
 

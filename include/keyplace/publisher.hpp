@@ -102,8 +102,10 @@ public:
                 return publish_result::unchanged;
             }
             cur_.swap(next);
-            epoch_.store(cur_->epoch(), std::memory_order_relaxed);
+            // The version first, then the epoch (release): whoever sees the new epoch() also sees
+            // the new version, so its reader's next get() refreshes.
             version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+            epoch_.store(cur_->epoch(), std::memory_order_release);
             ++counts_.published;
         }
         next.reset();  // the replaced snapshot: destroyed here, unlocked, unless a reader pins it

@@ -45,12 +45,17 @@ enum class shadow_verdict : std::uint8_t {
     return "?";
 }
 
+/// The seed of the sampling hash ("keyplace" in ASCII, big-endian).
+inline constexpr std::uint64_t shadow_sample_seed = 0x6b6579706c616365ULL;
+
 /// The fewest sampled keys a verdict is given on.
 inline constexpr std::uint64_t shadow_min_keys = 100;
 
 struct shadow_options {
-    /// Keys sampled per million: a key is sampled when XXH3-64(key) mod 10^6 is below this,
-    /// whatever the strategies, so every process samples the same keys. At most 10^6.
+    /// Keys sampled per million: a key is sampled when XXH3-64 of it with the seed
+    /// shadow_sample_seed, mod 10^6, is below this, whatever the strategies, so every process
+    /// samples the same keys. The seed keeps the sample independent of placements that use the
+    /// unseeded XXH3 (modulo's residues would otherwise line up with the sample). At most 10^6.
     std::uint32_t sample_per_million = 10'000;
     /// The most distinct keys remembered (8 bytes each plus the set's overhead); keys beyond it
     /// count as requests only (keys_dropped).
@@ -74,7 +79,7 @@ struct shadow_report {
     std::uint64_t requests_seen = 0;     ///< every request observed
     std::uint64_t keys_sampled = 0;      ///< distinct sampled keys
     std::uint64_t requests_sampled = 0;  ///< requests for sampled keys
-    std::uint64_t keys_dropped = 0;      ///< sampled keys past max_keys (not counted as keys)
+    std::uint64_t keys_dropped = 0;      ///< observations of sampled keys not remembered (past max_keys)
     std::uint64_t keys_moved = 0;
     std::uint64_t requests_moved = 0;
     /// Keys moved between two nodes present in both with an unchanged weight.
@@ -120,13 +125,13 @@ public:
 
     /// Whether a key is in the sample (the same answer in every process).
     [[nodiscard]] auto sampled(std::string_view key) const noexcept -> bool {
-        return xxh3{}(key) % 1'000'000U < options_.sample_per_million;
+        return sample_hash(key) % 1'000'000U < options_.sample_per_million;
     }
 
     /// Counts `requests` requests for key; returns whether it was sampled.
     auto observe(std::string_view key, std::uint64_t requests = 1) -> bool {
         requests_seen_ += requests;
-        const std::uint64_t h = xxh3{}(key);
+        const std::uint64_t h = sample_hash(key);
         if (h % 1'000'000U >= options_.sample_per_million) {
             return false;
         }
@@ -176,6 +181,10 @@ public:
     [[nodiscard]] auto report() const -> shadow_report;
 
 private:
+    [[nodiscard]] static auto sample_hash(std::string_view key) noexcept -> std::uint64_t {
+        return XXH3_64bits_withSeed(key.data(), key.size(), shadow_sample_seed);
+    }
+
     // A node present in both current placements with the same weight.
     [[nodiscard]] auto survives(const std::string& id) const noexcept -> bool {
         return survivors_.count(id) != 0;

@@ -338,8 +338,10 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
         }
     }
     after.nodes = std::move(kept);
-    after.epoch = now.epoch + 1;
-    after.parent_epoch = now.epoch;
+    now.epoch = 1;  // the two are compared, never published: any epochs do
+    now.parent_epoch = 0;
+    after.epoch = 2;
+    after.parent_epoch = 1;
     return plan_transfer(snapshot::build(now), snapshot::build(after));
 }
 

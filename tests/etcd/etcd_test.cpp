@@ -288,6 +288,31 @@ TEST_CASE("etcd publish: of two concurrent publishes of one epoch exactly one wi
     CHECK(err.message() == "epoch 1 is not newer than the current epoch 2 of cluster 't-race'");
 }
 
+TEST_CASE("etcd publish: a retry of a published snapshot succeeds, a document that would not load back is refused",
+          "[etcd]") {
+    const std::string cluster = "t-retry";
+    etcd::client c(connection());
+    const snapshot first = snap(cluster, 1);
+    must_publish(c, first);
+    error_info err;
+    CHECK(etcd::publish(c, first, err));  // current already holds epoch 1 with its fingerprint
+    CHECK_FALSE(err);
+    // An id that is not UTF-8: JSON would write it as U+FFFD, another placement. Nothing is stored.
+    const snapshot bad = snapshot::build(description(cluster, 2, {"ok", std::string("caf\xe9")}));
+    CHECK_FALSE(etcd::publish(c, bad, err));
+    CHECK(err.code() == errc::invalid_argument);
+    CHECK(err.message().find("does not load back") != std::string::npos);
+    CHECK_FALSE(c.get(etcd::snapshot_key(cluster, 2), err));
+    CHECK_FALSE(err);
+    const auto cur = etcd::read_current(c, cluster, err);
+    REQUIRE(cur);
+    CHECK(cur->epoch == 1);
+    // A cluster name with '/' would put its keys under another cluster's prefix.
+    CHECK_FALSE(etcd::publish(c, snap("t-retry/clients", 1), err));
+    CHECK(err.code() == errc::invalid_argument);
+    CHECK(err.message().find("no '/'") != std::string::npos);
+}
+
 TEST_CASE("etcd watcher: refuses a corrupted, a wrong-cluster and a mismatched document, then adopts a good one",
           "[etcd]") {
     const std::string cluster = "t-refuse";
