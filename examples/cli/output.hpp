@@ -5,6 +5,7 @@
 #define KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/detail/text.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
 
@@ -30,12 +31,10 @@ inline auto shortest(double v) -> std::string {
     return ec == std::errc{} ? std::string(buf, end) : std::string("?");
 }
 
-/// v with a fixed number of decimals: fixed(0.83331, 4) == "0.8333".
-inline auto fixed(double v, int decimals) -> std::string {
-    char buf[400];  // the widest double in fixed notation has 309 integer digits
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
-}
+/// Fixed decimals and JSON literals: the library's own (one rule for every report).
+using keyplace::detail::fixed;
+using keyplace::detail::json_number;
+using keyplace::detail::json_string;
 
 /// A fraction as a percentage with four decimals: "10.4894%".
 inline auto percent(double f) -> std::string {
@@ -48,32 +47,6 @@ inline auto hex64(std::uint64_t v) -> std::string {
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, 16);
     const std::string digits(buf, ec == std::errc{} ? end : buf);
     return std::string(16 - digits.size(), '0') + digits;
-}
-
-/// A JSON string literal. Bytes are written as they are (ids are expected to be UTF-8);
-/// quotes, backslashes and control bytes are escaped.
-inline auto json_string(std::string_view s) -> std::string {
-    constexpr char hex[] = "0123456789abcdef";
-    std::string out = "\"";
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            out += "\\u00";
-            out += hex[u >> 4];
-            out += hex[u & 0xf];
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-/// A JSON number: the shortest form that reads back as the same double; null if not finite.
-inline auto json_number(double v) -> std::string {
-    return std::isfinite(v) ? shortest(v) : "null";
 }
 
 inline auto json_bool(bool v) -> std::string {

@@ -5,6 +5,7 @@
 #define KEYPLACE_SHADOW_HPP_INCLUDED
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/detail/text.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/snapshot.hpp>
@@ -238,39 +239,6 @@ auto snapshot_movement(const snapshot& before, const snapshot& after) -> movemen
             }
         },
         before.current().strategy(), after.current().strategy());
-}
-
-inline auto fixed(double x, int digits) -> std::string {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, digits);
-    return std::string(buf, r.ptr);
-}
-
-/// A JSON string literal.
-inline auto json_string(std::string_view s) -> std::string {
-    std::string out = "\"";
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            constexpr char hex[] = "0123456789abcdef";
-            out += "\\u00";
-            out += hex[u >> 4];
-            out += hex[u & 0xf];
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-/// A double as JSON: the shortest form that reads back exactly.
-inline auto json_number(double x) -> std::string {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, x);
-    return std::string(buf, r.ptr);
 }
 
 }  // namespace detail
