@@ -314,7 +314,6 @@ struct etcd_current_command {
     static constexpr std::string_view name = "etcd current";
     static constexpr std::string_view help = "the epoch and fingerprint etcd's current names (exit 1 if none)";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_current(a); }
 };
@@ -324,7 +323,6 @@ struct etcd_watch_command {
     static constexpr std::string_view help =
         "follows current like a client: one line per adopted epoch, refusals on stderr; until SIGINT/SIGTERM";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() {
         return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option,
                           &watch_count_option, &lease_ttl_option,    &json_flag};
@@ -340,7 +338,6 @@ struct etcd_status_command {
     static constexpr std::string_view help =
         "every live client's epoch and fingerprint; exit 3 when two report one epoch with different fingerprints";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_status(a); }
 };

@@ -311,7 +311,6 @@ struct snapshot_create_command {
     static constexpr std::string_view name = "snapshot create";
     static constexpr std::string_view help = "a snapshot document (JSON) from a strategy and its nodes";
     static constexpr strategy_use strategy_options = strategy_use::build;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() {
         return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
                           &parent_epoch_option, &states_option, &addresses_option, &copies_option,
@@ -347,7 +346,6 @@ struct shadow_command {
     static constexpr std::string_view name = "shadow";
     static constexpr std::string_view help = "the keys on stdin (one request a line) under two snapshots";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &sample_option, &json_flag};
     }
@@ -358,7 +356,6 @@ struct plan_command {
     static constexpr std::string_view name = "plan";
     static constexpr std::string_view help = "the ranges whose copies change between two snapshots";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple<> positionals{};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
     }

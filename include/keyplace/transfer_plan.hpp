@@ -247,10 +247,10 @@ void plan_arcs(plan_builder& pb, const arc_regions<Point>& ra, const arc_regions
 }
 
 inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
-    for (std::uint64_t r = 0; r < modulus; ++r) {
-        const double m = static_cast<double>((~std::uint64_t{0} - r) / modulus + 1);
-        pb.add(r, r, r, r, m / 18446744073709551616.0);
-    }
+    // Analysis's own enumeration of the residues and their measures (modulus 1: the whole circle).
+    for_each_region(residue_regions{modulus}, [&](std::uint64_t r, const u128& m) {
+        pb.add(r, r, r, r, to_double(m) / 18446744073709551616.0);
+    });
 }
 
 }  // namespace detail
