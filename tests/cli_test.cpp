@@ -353,6 +353,37 @@ TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
     expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-16000"}, "k\n"), 1, "16001");
 }
 
+TEST_CASE("cli: redis create and rebalance plan as redis-cli does", "[cli][redis][planner]") {
+    // reference/algorithms-next.md §4.3, verified there on a real redis-cli 7.0.15.
+    CHECK(run_cli({"redis", "create", "--nodes", "127.0.0.1:7221,127.0.0.1:7222,127.0.0.1:7223"}).out ==
+          "127.0.0.1:7221=0-5460\n127.0.0.1:7222=5461-10922\n127.0.0.1:7223=10923-16383\n");
+    const std::string map = "127.0.0.1:7221=0-5460,127.0.0.1:7222=5461-10922,127.0.0.1:7223=10923-16383";
+    CHECK(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "127.0.0.1:7223=1.1"}).out ==
+          "Moving 177 slots from 127.0.0.1:7222 to 127.0.0.1:7223: 5461-5637\n"
+          "Moving 176 slots from 127.0.0.1:7221 to 127.0.0.1:7223: 0-175\n");
+    CHECK(run_cli({"redis", "rebalance", "--nodes", map}).out ==
+          "No rebalancing needed: every master is within the 2% threshold\n");
+    // A master added without slots (ID=) takes part with --use-empty-masters.
+    CHECK(run_cli({"redis", "rebalance", "--nodes", map + ",127.0.0.1:7224="}).out.substr(0, 22) == "No rebalancing needed:");
+    CHECK(run_cli({"redis", "rebalance", "--nodes", map + ",127.0.0.1:7224=", "--use-empty-masters"}).out ==
+          "Moving 1366 slots from 127.0.0.1:7222 to 127.0.0.1:7224: 5461-6826\n"
+          "Moving 1365 slots from 127.0.0.1:7223 to 127.0.0.1:7224: 10923-12287\n"
+          "Moving 1365 slots from 127.0.0.1:7221 to 127.0.0.1:7224: 0-1364\n");
+    const auto empty = run_cli({"redis", "rebalance", "--nodes", map, "--weights", "127.0.0.1:7223=2", "--json"});
+    CHECK(empty.out ==
+          "{\"needed\":true,\"balances\":[{\"node\":\"127.0.0.1:7221\",\"balance\":1365},"
+          "{\"node\":\"127.0.0.1:7222\",\"balance\":1366},{\"node\":\"127.0.0.1:7223\",\"balance\":-2731}],"
+          "\"moves\":[{\"from\":\"127.0.0.1:7222\",\"to\":\"127.0.0.1:7223\",\"count\":1366,"
+          "\"slots\":[[5461,6826]]},{\"from\":\"127.0.0.1:7221\",\"to\":\"127.0.0.1:7223\",\"count\":1365,"
+          "\"slots\":[[0,1364]]}]}\n");
+    expect_failure(run_cli({"redis", "create", "--nodes", "a:1,b:1"}), 1, "requires at least 3");
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "x"}), 2, "--weights entry 'x' is not ID=WEIGHT");
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "zz=1"}), 1, "no such master node 'zz'");
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--threshold", "two"}), 2, "--threshold 'two' is not a number");
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", "a,b,c"}), 2, "give each master its slot ranges");
+    expect_failure(run_cli({"redis"}), 2, "redis needs a subcommand: create or rebalance");
+}
+
 TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cli][envoy]") {
     // reference/algorithms.md §1.5 (ring_hash_lb_test.cc Basic, BasicWithMurmur2) and §2.2
     // (maglev_lb_test.cc Basic, M = 7, table [2, 4, 0, 1, 5, 0, 3]).

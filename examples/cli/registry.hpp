@@ -418,11 +418,11 @@ struct redis_entry {
     static constexpr std::string_view name = "redis";
     static constexpr std::string_view help = "Redis Cluster's slot map, keys hashed to slots as the server does";
     static constexpr std::string_view spec_help =
-        "ID=FIRST-LAST[;FIRST-LAST...] (slot ranges), or ids alone for an even split";
+        "ID=FIRST-LAST[;FIRST-LAST...] (slot ranges; ID= holds none), or ids alone for an even split";
     static constexpr std::uint64_t max_point = keyplace::compat::redis_slot_count - 1;
     static auto build(const parsed_args&, const std::string& nodes) {
         const auto spec = parse_redis_spec(nodes);
-        return spec.ranges.empty() ? keyplace::compat::redis_cluster::build_even(spec.nodes)
+        return !spec.explicit_ranges ? keyplace::compat::redis_cluster::build_even(spec.nodes)
                                    : keyplace::compat::redis_cluster::build(spec.nodes, spec.ranges);
     }
 };

@@ -186,22 +186,28 @@ inline auto parse_cassandra_node(std::string_view entry, const std::string& wher
 }
 
 /// A Redis slot map as SPEC gives it: ID=RANGE[;RANGE...] entries (RANGE = SLOT or
-/// FIRST-LAST), or bare ids (no ranges: an even split).
+/// FIRST-LAST; ID= alone is a master without slots), or bare ids (no ranges: an even split).
 struct redis_spec {
     std::vector<keyplace::node> nodes;
     std::vector<keyplace::compat::slot_range> ranges;
+    bool explicit_ranges = false;  // ranges given (on every node); otherwise the even split
 };
 
 inline auto parse_redis_spec(const std::string& spec) -> redis_spec {
     struct entry {
         keyplace::node node;
         std::vector<keyplace::compat::slot_range> ranges;
+        bool explicit_ranges = false;  // ID= is a master without slots
     };
     const auto entries = parse_entries(spec, [](std::string_view text, const std::string& where) {
         entry r;
         const auto eq = text.find('=');
         r.node.id = std::string(text.substr(0, eq));
         if (eq == std::string_view::npos) {
+            return r;
+        }
+        r.explicit_ranges = true;
+        if (eq + 1 == text.size()) {
             return r;
         }
         for (const auto range : split(text.substr(eq + 1), ';')) {
@@ -222,11 +228,12 @@ inline auto parse_redis_spec(const std::string& spec) -> redis_spec {
     for (const auto& e : entries) {
         out.nodes.push_back(e.node);
         out.ranges.insert(out.ranges.end(), e.ranges.begin(), e.ranges.end());
-        with_ranges += e.ranges.empty() ? 0 : 1;
+        with_ranges += e.explicit_ranges ? 1 : 0;
     }
     if (with_ranges != 0 && with_ranges != entries.size()) {
         input_error("give slot ranges on every node or on none (bare ids split the slots evenly)");
     }
+    out.explicit_ranges = with_ranges != 0;
     return out;
 }
 
