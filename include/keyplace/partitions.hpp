@@ -455,14 +455,19 @@ void balance_owners(lazy_vector<std::uint32_t, Tag>& slots, std::span<const std:
         }
     }
     constexpr std::size_t none = ~std::size_t{0};
+    lazy_vector<lazy_vector<std::uint32_t, Tag>, Tag> owns(count);  // partitions by owner
+    for (std::uint32_t p = 0; p < q; ++p) {
+        owns[slots[std::size_t{p} * n]].push_back(p);
+    }
+    lazy_vector<std::size_t, Tag> via(count, none);  // the slot whose rank swap reaches the node
+    lazy_vector<std::uint32_t, Tag> queue;
+    lazy_vector<bool, Tag> seen(count, false);
     for (;;) {
-        lazy_vector<lazy_vector<std::uint32_t, Tag>, Tag> owns(count);
-        for (std::uint32_t p = 0; p < q; ++p) {
-            owns[slots[std::size_t{p} * n]].push_back(p);
+        for (const std::uint32_t i : queue) {
+            seen[i] = false;
+            via[i] = none;
         }
-        lazy_vector<std::size_t, Tag> via(count, none);  // the slot whose rank swap reaches the node
-        lazy_vector<std::uint32_t, Tag> queue;
-        lazy_vector<bool, Tag> seen(count, false);
+        queue.clear();
         for (std::uint32_t i = 0; i < count; ++i) {
             if (owned[i] > quota[i]) {
                 queue.push_back(i);
@@ -492,9 +497,12 @@ void balance_owners(lazy_vector<std::uint32_t, Tag>& slots, std::span<const std:
         ++owned[sink];
         for (std::uint32_t y = sink; via[y] != none;) {
             const std::size_t k = via[y];
-            const std::size_t owner = k / n * n;
-            const std::uint32_t x = slots[owner];
-            std::swap(slots[owner], slots[k]);
+            const auto p = static_cast<std::uint32_t>(k / n);
+            const std::uint32_t x = slots[std::size_t{p} * n];
+            std::swap(slots[std::size_t{p} * n], slots[k]);
+            auto& from = owns[x];
+            from.erase(std::find(from.begin(), from.end(), p));
+            owns[y].push_back(p);
             y = x;
             if (via[y] == none) {
                 --owned[y];
