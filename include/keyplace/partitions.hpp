@@ -279,12 +279,27 @@ private:
         return false;
     }
 
+    // The first receiver that want() accepts and that may hold slot k (whose holder, if any, is
+    // leaving it): not in its partition, and with `spread` not in a domain the partition holds.
+    template <class Want>
+    [[nodiscard]] auto first_fit(std::size_t k, bool spread, Want&& want) const -> std::uint32_t {
+        const std::size_t p = k / n_;
+        std::uint32_t found = vacant_slot;
+        each_receiver([&](std::uint32_t i) {
+            if (!want(i) || has_node(p, i) || (spread && has_domain(p, dom_[i], k))) {
+                return false;
+            }
+            found = i;
+            return true;
+        });
+        return found;
+    }
+
     // The vacancy at k goes to the first receiver that may hold it: not in the partition, and
     // with `spread` not in a domain the partition holds. With n > 1 first to a receiver that
     // needs a slot of that kind: an owner slot to one under its owner quota, another to one that
     // needs more slots than owners.
     auto direct(std::size_t k, bool spread) -> bool {
-        const std::size_t p = k / n_;
         const bool owner = k % n_ == 0;
         const auto fits = [&](std::uint32_t i) {
             const std::int64_t owners_short =
@@ -292,15 +307,10 @@ private:
             return owner ? owners_short > 0 : deficit_[i] > owners_short;
         };
         for (int pass = owner_quota_.empty() ? 1 : 0; pass < 2; ++pass) {
-            const bool placed = each_receiver([&](std::uint32_t i) {
-                if ((pass == 0 && !fits(i)) || has_node(p, i) || (spread && has_domain(p, dom_[i], k))) {
-                    return false;
-                }
+            const std::uint32_t i = first_fit(k, spread, [&](std::uint32_t c) { return pass == 1 || fits(c); });
+            if (i != vacant_slot) {
                 put(k, i);
                 take(i);
-                return true;
-            });
-            if (placed) {
                 return true;
             }
         }
@@ -338,17 +348,11 @@ private:
             if (slots_[k2] != d || ((k2 % n_ == 0) == (k % n_ == 0)) == (pass == 1)) {
                 continue;
             }
-            const std::size_t p2 = k2 / n_;
-            const bool moved = each_receiver([&](std::uint32_t i) {
-                if (has_node(p2, i) || (spread && has_domain(p2, dom_[i], k2))) {
-                    return false;
-                }
+            const std::uint32_t i = first_fit(k2, spread, [](std::uint32_t) { return true; });
+            if (i != vacant_slot) {
                 put(k, d);
                 put(k2, i);
                 take(i);
-                return true;
-            });
-            if (moved) {
                 return true;
             }
         }
