@@ -197,7 +197,7 @@ private:
             if (!owner_quota.empty()) {
                 // Owner slots beyond the owner quota, then the other ranks, then the rest.
                 std::uint32_t extra = owned[i] > owner_quota[i] ? owned[i] - owner_quota[i] : 0;
-                vec<std::uint8_t> group(slots_.size() == 0 ? 0 : mine.size(), 0);
+                vec<std::uint8_t> group(mine.size(), 0);
                 for (std::size_t j = 0; j < mine.size(); ++j) {
                     const bool owner = mine[j] % n_ == 0;
                     group[j] = owner && extra > 0 ? 0 : owner ? 2 : 1;
