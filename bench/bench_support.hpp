@@ -137,6 +137,9 @@ inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of tw
     return keyplace::maglev::build(members, config);
 }
 [[nodiscard]] inline auto modulo_of(std::span<const keyplace::node> members) { return keyplace::modulo::build(members); }
+[[nodiscard]] inline auto partitions_of(std::span<const keyplace::node> members, keyplace::partitions_config config = {}) {
+    return keyplace::partitions::build(members, config);
+}
 /// libmemcached's MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED continuum.
 [[nodiscard]] inline auto ketama_of(std::span<const keyplace::compat::ketama_server> servers) {
     return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted, servers);

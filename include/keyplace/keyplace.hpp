@@ -13,6 +13,7 @@
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/node.hpp>
+#include <keyplace/partitions.hpp>
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/compat/cassandra.hpp>

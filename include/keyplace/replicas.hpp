@@ -81,6 +81,51 @@ struct replica_result {
     return std::nullopt;
 }
 
+namespace detail {
+/// A node's name at a level: its id, rack, zone or region.
+[[nodiscard]] inline auto domain_part(const node& n, failure_domain level) noexcept -> const std::string& {
+    switch (level) {
+        case failure_domain::rack: return n.where.rack;
+        case failure_domain::zone: return n.where.zone;
+        case failure_domain::region: return n.where.region;
+        case failure_domain::node: break;
+    }
+    return n.id;
+}
+
+/// The full path of a node's domain at a level, length-prefixed so no two paths collide (racks
+/// of one name in two zones are two racks).
+[[nodiscard]] inline auto domain_path(const node& n, failure_domain level) -> std::string {
+    if (level == failure_domain::node) {
+        return n.id;
+    }
+    std::string key;
+    for (int l = static_cast<int>(failure_domain::region); l >= static_cast<int>(level); --l) {
+        const std::string& p = domain_part(n, static_cast<failure_domain>(l));
+        key += std::to_string(p.size());
+        key += ':';
+        key += p;
+    }
+    return key;
+}
+
+[[nodiscard]] constexpr auto valid_level(failure_domain level) noexcept -> bool {
+    return static_cast<unsigned>(level) <= static_cast<unsigned>(failure_domain::region);
+}
+
+/// Spreading over a level needs every node's part at that level (none for the node level).
+[[nodiscard]] inline auto check_located(std::span<const node> nodes, failure_domain level) -> failure {
+    for (const node& n : nodes) {
+        if (level != failure_domain::node && domain_part(n, level).empty()) {
+            return fail(errc::missing_location, "node " + quote(n.id) + " has no " + std::string(to_string(level)) +
+                                                    "; spreading over " + std::string(to_string(level)) +
+                                                    "s needs every node's");
+        }
+    }
+    return {};
+}
+}  // namespace detail
+
 /// Places copies of a key on distinct nodes over a strategy's preference order.
 ///
 /// Placement (the contract): with spread level L, pass L walks the strategy's preference order
@@ -191,34 +236,9 @@ private:
 
     replica_placer() = default;
 
-    static auto part(const node& n, failure_domain level) -> const std::string& {
-        switch (level) {
-            case failure_domain::rack: return n.where.rack;
-            case failure_domain::zone: return n.where.zone;
-            case failure_domain::region: return n.where.region;
-            case failure_domain::node: break;
-        }
-        return n.id;
-    }
-
-    // The full path of a node's domain at a level, length-prefixed so no two paths collide.
-    static auto path(const node& n, failure_domain level) -> std::string {
-        if (level == failure_domain::node) {
-            return n.id;
-        }
-        std::string key;
-        for (int l = static_cast<int>(failure_domain::region); l >= static_cast<int>(level); --l) {
-            const std::string& p = part(n, static_cast<failure_domain>(l));
-            key += std::to_string(p.size());
-            key += ':';
-            key += p;
-        }
-        return key;
-    }
-
-    static auto valid(failure_domain level) -> bool {
-        return static_cast<unsigned>(level) <= static_cast<unsigned>(failure_domain::region);
-    }
+    static auto part(const node& n, failure_domain level) -> const std::string& { return detail::domain_part(n, level); }
+    static auto path(const node& n, failure_domain level) -> std::string { return detail::domain_path(n, level); }
+    static auto valid(failure_domain level) -> bool { return detail::valid_level(level); }
 
     auto assign(std::shared_ptr<const S> strategy, replica_policy policy) -> detail::failure {
         using detail::fail;
@@ -297,13 +317,8 @@ private:
                 group[i] = holds(i) ? 0 : no_group;
             }
         }
-        for (const node& n : nodes) {
-            if (policy.spread != failure_domain::node && part(n, policy.spread).empty()) {
-                return fail(errc::missing_location,
-                            "node " + detail::quote(n.id) + " has no " + std::string(to_string(policy.spread)) +
-                                "; spreading over " + std::string(to_string(policy.spread)) +
-                                "s needs every node's");
-            }
+        if (auto f = detail::check_located(nodes, policy.spread)) {
+            return f;
         }
         // Dense domain ids per level, and per level how many copies the passes down to it can
         // hold: per group, min(quota, distinct domains of the group at that level).

@@ -1,0 +1,1009 @@
+// keyplace — which node owns a key. Fixed equal partitions with minimal moves: Q = 2^k partitions
+// of the hash space by the top bits of a point, each held by n ranked replicas, claimed to integer
+// quotas and moved only from nodes over quota to nodes under it (Dynamo's strategy 3, DeCandia et
+// al., SOSP 2007; Riak core's claim; the OpenStack Swift ring builder).
+#ifndef KEYPLACE_PARTITIONS_HPP_INCLUDED
+#define KEYPLACE_PARTITIONS_HPP_INCLUDED
+
+#include <keyplace/concepts.hpp>
+#include <keyplace/config.hpp>
+#include <keyplace/detail/lazy.hpp>
+#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/weight.hpp>
+#include <keyplace/detail/wide.hpp>
+#include <keyplace/error.hpp>
+#include <keyplace/hash.hpp>
+#include <keyplace/node.hpp>
+#include <keyplace/replicas.hpp>
+#include <keyplace/version.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+KEYPLACE_NAMESPACE_BEGIN
+
+struct partitions_config {
+    /// Q: a power of two, 1 .. max_partitions.
+    std::uint32_t partitions = 1024;
+    /// n: replicas of every partition, 1 .. max_partition_replicas and at most the node count.
+    std::uint32_t replicas = 1;
+    /// Replicas of one partition go to distinct domains of this level where the topology allows.
+    failure_domain spread = failure_domain::node;
+
+    friend auto operator==(const partitions_config&, const partitions_config&) -> bool = default;
+};
+
+inline constexpr std::uint32_t max_partitions = std::uint32_t{1} << 20;
+inline constexpr std::uint32_t max_partition_replicas = 64;
+
+namespace detail {
+
+inline constexpr std::uint32_t vacant_slot = 0xffffffffU;
+
+/// Slot quotas (the contract: see basic_partitions). have[i] is what node i holds now.
+template <class Tag>
+[[nodiscard]] auto partition_quotas(std::span<const std::uint64_t> weight, std::span<const std::uint32_t> have,
+                                    std::uint32_t q, std::uint32_t n, std::uint64_t total_weight)
+    -> lazy_vector<std::uint32_t, Tag> {
+    const std::size_t count = weight.size();
+    lazy_vector<std::uint32_t, Tag> quota(count, 0);
+    lazy_vector<bool, Tag> capped(count, false);
+    std::uint64_t left = std::uint64_t{q} * n;  // slots for the nodes not capped
+    std::uint64_t w = total_weight;             // their weight
+    // Water-filling: a share above Q slots is capped at Q, which only raises the others' shares,
+    // so the capped set is the same whatever the order nodes are looked at.
+    for (bool again = true; again;) {
+        again = false;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (!capped[i] && product_less(q, w, left, weight[i])) {
+                capped[i] = true;
+                quota[i] = q;
+                left -= q;
+                w -= weight[i];
+                again = true;
+            }
+        }
+    }
+    lazy_vector<std::uint64_t, Tag> remainder(count, 0);
+    lazy_vector<std::uint32_t, Tag> fractional;
+    std::uint64_t given = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (capped[i]) {
+            continue;
+        }
+        const u128 share = mul_wide(left, weight[i]);  // share / w slots, exactly
+        const std::uint64_t floor = div_floor(share, w);
+        remainder[i] = share.lo - floor * w;  // < w < 2^64, so the low words give it exactly
+        quota[i] = static_cast<std::uint32_t>(floor);
+        given += floor;
+        if (remainder[i] != 0) {
+            fractional.push_back(static_cast<std::uint32_t>(i));
+        }
+    }
+    // The ceilings: first to nodes holding more than their floor (each such ceiling saves a
+    // move), then by larger remainder, then by node index.
+    std::sort(fractional.begin(), fractional.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const bool keep_a = have[a] > quota[a];
+        const bool keep_b = have[b] > quota[b];
+        if (keep_a != keep_b) {
+            return keep_a;
+        }
+        return remainder[a] != remainder[b] ? remainder[a] > remainder[b] : a < b;
+    });
+    for (std::uint64_t k = 0; k < left - given; ++k) {
+        ++quota[fractional[static_cast<std::size_t>(k)]];
+    }
+    return quota;
+}
+
+/// Brings a table to its quotas (the claim rules: see basic_partitions). slots[p * n + r] is the
+/// node of partition p at rank r, or vacant_slot; no partition names a node twice. dom[i] is node
+/// i's domain, 0 .. domains - 1.
+template <class Tag>
+class partition_claim {
+    template <class T>
+    using vec = lazy_vector<T, Tag>;
+    using order = std::set<std::pair<std::int64_t, std::uint32_t>>;  // (-deficit, id): largest first
+
+public:
+    partition_claim(std::uint32_t q, std::uint32_t n, vec<std::uint32_t>& slots, std::span<const std::uint32_t> quota,
+                    std::span<const std::uint32_t> owner_quota, std::span<const std::uint32_t> dom,
+                    std::uint32_t domains)
+        : q_(q), n_(n), slots_(slots), dom_(dom), owner_quota_(owner_quota), donor_(slots.size(), vacant_slot),
+          owned_(quota.size(), 0), deficit_(quota.size(), 0), dom_deficit_(domains, 0), members_(domains) {
+        vec<std::uint64_t> dom_total(domains, 0);
+        for (std::size_t i = 0; i < quota.size(); ++i) {
+            dom_total[dom[i]] += quota[i];
+        }
+        strict_ = std::all_of(dom_total.begin(), dom_total.end(), [q](std::uint64_t t) { return t <= q; });
+        release(quota, owner_quota);
+        for (std::size_t i = 0; i < quota.size(); ++i) {
+            deficit_[i] += static_cast<std::int64_t>(quota[i]);
+        }
+        for (std::size_t k = 0; k < slots_.size(); ++k) {
+            if (slots_[k] != vacant_slot) {
+                --deficit_[slots_[k]];
+                owned_[slots_[k]] += k % n_ == 0 ? 1U : 0U;
+            }
+        }
+        for (std::uint32_t i = 0; i < quota.size(); ++i) {
+            if (deficit_[i] > 0) {
+                dom_deficit_[dom[i]] += deficit_[i];
+                members_[dom[i]].emplace(-deficit_[i], i);
+            }
+        }
+        for (std::uint32_t d = 0; d < domains; ++d) {
+            if (dom_deficit_[d] > 0) {
+                domains_.emplace(-dom_deficit_[d], d);
+            }
+        }
+        fill();
+    }
+
+private:
+    [[nodiscard]] auto has_node(std::size_t p, std::uint32_t node) const noexcept -> bool {
+        for (std::size_t k = p * n_; k < (p + 1) * n_; ++k) {
+            if (slots_[k] == node) {
+                return true;
+            }
+        }
+        return false;
+    }
+    // Whether a replica of partition p other than the one at `except` is in domain d.
+    [[nodiscard]] auto has_domain(std::size_t p, std::uint32_t d, std::size_t except) const noexcept -> bool {
+        for (std::size_t k = p * n_; k < (p + 1) * n_; ++k) {
+            if (k != except && slots_[k] != vacant_slot && dom_[slots_[k]] == d) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // A donor over quota gives up its surplus: first the slots whose partition holds another
+    // replica in the same domain, then its highest-numbered partitions; with n > 1, first as owner
+    // (rank 0) as far as it owns more than its owner quota, then at other ranks. With
+    // the spread attainable, every later replica in a domain that an earlier rank of the same
+    // partition holds leaves too (repairing what an earlier, unattainable topology left).
+    void release(std::span<const std::uint32_t> quota, std::span<const std::uint32_t> owner_quota) {
+        vec<vec<std::size_t>> held(quota.size());
+        vec<bool> crowded(slots_.size(), false);
+        vec<std::uint32_t> owned(quota.size(), 0);
+        vec<bool> vacated(q_, false);
+        for (std::size_t k = slots_.size(); k-- > 0;) {
+            vacated[k / n_] = vacated[k / n_] || slots_[k] == vacant_slot;
+            if (slots_[k] != vacant_slot) {
+                held[slots_[k]].push_back(k);
+                crowded[k] = has_domain(k / n_, dom_[slots_[k]], k);
+                owned[slots_[k]] += k % n_ == 0 ? 1U : 0U;
+            }
+        }
+        for (std::size_t i = 0; i < quota.size(); ++i) {
+            auto& mine = held[i];
+            if (mine.size() <= quota[i]) {
+                continue;
+            }
+            if (!owner_quota.empty()) {
+                // Owner slots beyond the owner quota, then the other ranks, then the rest.
+                std::uint32_t extra = owned[i] > owner_quota[i] ? owned[i] - owner_quota[i] : 0;
+                vec<std::uint8_t> group(mine.size(), 0);
+                for (std::size_t j = 0; j < mine.size(); ++j) {
+                    const bool owner = mine[j] % n_ == 0;
+                    group[j] = owner && extra > 0 ? 0 : owner ? 2 : 1;
+                    extra -= group[j] == 0 ? 1U : 0U;
+                }
+                vec<std::size_t> sorted;
+                for (std::uint8_t g = 0; g < 3; ++g) {
+                    for (std::size_t j = 0; j < mine.size(); ++j) {
+                        if (group[j] == g) {
+                            sorted.push_back(mine[j]);
+                        }
+                    }
+                }
+                mine = std::move(sorted);
+            }
+            std::stable_partition(mine.begin(), mine.end(), [&](std::size_t k) { return crowded[k]; });
+            // A partition that already has a vacancy comes last: one receiver can fill only one
+            // vacancy of a partition.
+            std::stable_partition(mine.begin(), mine.end(), [&](std::size_t k) { return crowded[k] || !vacated[k / n_]; });
+            for (std::size_t j = 0; j < mine.size() - quota[i]; ++j) {
+                slots_[mine[j]] = vacant_slot;
+                donor_[mine[j]] = static_cast<std::uint32_t>(i);
+                vacated[mine[j] / n_] = true;
+            }
+        }
+        if (!strict_) {
+            return;
+        }
+        for (std::size_t k = 0; k < slots_.size(); ++k) {
+            if (slots_[k] != vacant_slot && has_domain(k / n_, dom_[slots_[k]], k)) {
+                const std::size_t first = k / n_ * n_;
+                bool earlier = false;
+                for (std::size_t e = first; e < k; ++e) {
+                    earlier = earlier || (slots_[e] != vacant_slot && dom_[slots_[e]] == dom_[slots_[k]]);
+                }
+                if (earlier) {
+                    slots_[k] = vacant_slot;
+                }
+            }
+        }
+    }
+
+    // Writes a slot, counting owners.
+    void put(std::size_t k, std::uint32_t i) {
+        if (k % n_ == 0) {
+            if (slots_[k] != vacant_slot) {
+                --owned_[slots_[k]];
+            }
+            ++owned_[i];
+        }
+        slots_[k] = i;
+    }
+
+    void take(std::uint32_t i) {
+        const std::uint32_t d = dom_[i];
+        members_[d].erase({-deficit_[i], i});
+        domains_.erase({-dom_deficit_[d], d});
+        --deficit_[i];
+        --dom_deficit_[d];
+        if (deficit_[i] > 0) {
+            members_[d].emplace(-deficit_[i], i);
+        }
+        if (dom_deficit_[d] > 0) {
+            domains_.emplace(-dom_deficit_[d], d);
+        }
+    }
+
+    // Receivers in order: the domain furthest under quota (ties by domain number), within it the
+    // node furthest under quota (ties by node index). visit(i) returns whether it took i.
+    template <class Visit>
+    auto each_receiver(Visit&& visit) const -> bool {
+        for (const auto& [neg, d] : domains_) {
+            for (const auto& [neg_node, i] : members_[d]) {
+                if (visit(i)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    // The first receiver that want() accepts and that may hold slot k (whose holder, if any, is
+    // leaving it): not in its partition, and with `spread` not in a domain the partition holds.
+    template <class Want>
+    [[nodiscard]] auto first_fit(std::size_t k, bool spread, Want&& want) const -> std::uint32_t {
+        const std::size_t p = k / n_;
+        std::uint32_t found = vacant_slot;
+        each_receiver([&](std::uint32_t i) {
+            if (!want(i) || has_node(p, i) || (spread && has_domain(p, dom_[i], k))) {
+                return false;
+            }
+            found = i;
+            return true;
+        });
+        return found;
+    }
+
+    // The vacancy at k goes to the first receiver that may hold it: not in the partition, and
+    // with `spread` not in a domain the partition holds. With n > 1 first to a receiver that
+    // needs a slot of that kind: an owner slot to one under its owner quota, another to one that
+    // needs more slots than owners.
+    auto direct(std::size_t k, bool spread) -> bool {
+        const bool owner = k % n_ == 0;
+        const auto fits = [&](std::uint32_t i) {
+            const std::int64_t owners_short =
+                owned_[i] < owner_quota_[i] ? std::int64_t{owner_quota_[i]} - std::int64_t{owned_[i]} : 0;
+            return owner ? owners_short > 0 : deficit_[i] > owners_short;
+        };
+        for (int pass = owner_quota_.empty() ? 1 : 0; pass < 2; ++pass) {
+            const std::uint32_t i = first_fit(k, spread, [&](std::uint32_t c) { return pass == 1 || fits(c); });
+            if (i != vacant_slot) {
+                put(k, i);
+                take(i);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // An owner vacancy goes first to the partition's first later replica under its owner quota,
+    // which holds the data already; the vacancy moves to that replica's rank. Returns the vacancy.
+    auto promote(std::size_t k) -> std::size_t {
+        if (k % n_ != 0 || owner_quota_.empty()) {
+            return k;
+        }
+        for (std::size_t k2 = k + 1; k2 < k + n_; ++k2) {
+            const std::uint32_t y = slots_[k2];
+            if (y != vacant_slot && owned_[y] < owner_quota_[y]) {
+                put(k, y);
+                slots_[k2] = vacant_slot;
+                return k2;
+            }
+        }
+        return k;
+    }
+
+    // No receiver fits partition p, which a donor D gave up as surplus: D keeps it and gives
+    // instead its highest-numbered slot that the first fitting receiver can take. One move, as the
+    // minimum counts it.
+    auto redirect(std::size_t k, bool spread) -> bool {
+        const std::uint32_t d = donor_[k];
+        if (d == vacant_slot || has_node(k / n_, d) || (spread && has_domain(k / n_, dom_[d], k))) {
+            return false;
+        }
+        // Slots of the same kind (owner or not) first, so owners move as the donor chose.
+        for (std::size_t pass = 0, k2 = slots_.size(); pass < 2; ++pass, k2 = slots_.size())
+        while (k2-- > 0) {
+            if (slots_[k2] != d || ((k2 % n_ == 0) == (k % n_ == 0)) == (pass == 1)) {
+                continue;
+            }
+            const std::uint32_t i = first_fit(k2, spread, [](std::uint32_t) { return true; });
+            if (i != vacant_slot) {
+                put(k, d);
+                put(k2, i);
+                take(i);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // No receiver fits partition p: the first receiver R, the lowest-numbered partition p2 and
+    // its lowest rank (of the same kind as k's, owner or not, first) holding a node X such that X
+    // may move to p and R may take X's place in p2. Two moves where one would do, the price of
+    // keeping replicas apart.
+    auto swap(std::size_t k, bool spread) -> bool {
+        const std::size_t p = k / n_;
+        return each_receiver([&](std::uint32_t r) {
+            for (std::size_t pass = 0, p2 = 0; pass < 2; ++pass, p2 = 0)
+            for (; p2 < q_; ++p2) {
+                if (p2 == p || has_node(p2, r)) {
+                    continue;
+                }
+                for (std::size_t k2 = p2 * n_; k2 < (p2 + 1) * n_; ++k2) {
+                    const std::uint32_t x = slots_[k2];
+                    if (((k2 % n_ == 0) == (k % n_ == 0)) == (pass == 1) || x == vacant_slot || has_node(p, x) ||
+                        (spread && (has_domain(p, dom_[x], k) || has_domain(p2, dom_[r], k2)))) {
+                        continue;
+                    }
+                    put(k, x);
+                    put(k2, r);
+                    take(r);
+                    return true;
+                }
+            }
+            return false;
+        });
+    }
+
+    // Vacancies in slot order. Spread first where attainable (a direct fill, then a swap), else
+    // best effort (a direct fill); then distinct nodes only. A vacancy none of these can fill
+    // waits for the next pass: some other one can always be filled (a receiver is under a quota
+    // of at most Q, so it misses a partition; a full one offers a swap, one with a vacancy a
+    // direct fill), so every pass makes progress.
+    void fill() {
+        vec<std::size_t> pending;
+        for (std::size_t k = 0; k < slots_.size(); ++k) {
+            if (slots_[k] == vacant_slot) {
+                pending.push_back(k);
+            }
+        }
+        while (!pending.empty()) {
+            vec<std::size_t> later;
+            for (std::size_t k : pending) {
+                k = promote(k);
+                const bool placed = direct(k, true) || (strict_ && (redirect(k, true) || swap(k, true))) ||
+                                    direct(k, false) || redirect(k, false) || swap(k, false);
+                if (!placed) {
+                    later.push_back(k);
+                }
+            }
+            KEYPLACE_ASSERT(later.size() < pending.size());
+            if (later.size() == pending.size()) {
+                break;
+            }
+            pending = std::move(later);
+        }
+    }
+
+    std::uint32_t q_;
+    std::uint32_t n_;
+    vec<std::uint32_t>& slots_;
+    std::span<const std::uint32_t> dom_;
+    std::span<const std::uint32_t> owner_quota_;  // empty when n = 1
+    vec<std::uint32_t> donor_;  // who gave up a vacancy as surplus (vacant_slot: departed or repaired)
+    bool strict_ = true;
+    vec<std::uint32_t> owned_;  // owner slots per node
+    vec<std::int64_t> deficit_;
+    vec<std::int64_t> dom_deficit_;
+    order domains_;
+    vec<order> members_;
+};
+
+/// Rank 0 is the owner pick() returns, so with n > 1 owners get quotas of their own: Q * w_i / W,
+/// by the same rounding. Ranks are swapped within partitions (replica sets stay, no data moves):
+/// a pass in partition order gives rank 0 of a node over its owner quota to the first later rank
+/// held by a node under its own; then, while some node is still over, the shortest chain of such
+/// swaps (breadth first from the nodes over quota in index order, partitions ascending, ranks
+/// ascending) to a node under quota.
+template <class Tag>
+void balance_owners(lazy_vector<std::uint32_t, Tag>& slots, std::span<const std::uint64_t> weight,
+                    std::uint64_t total_weight, std::uint32_t q, std::uint32_t n) {
+    const std::size_t count = weight.size();
+    lazy_vector<std::uint32_t, Tag> owned(count, 0);
+    for (std::size_t p = 0; p < q; ++p) {
+        ++owned[slots[p * n]];
+    }
+    const auto quota = partition_quotas<Tag>(weight, owned, q, 1, total_weight);
+    for (std::size_t p = 0; p < q; ++p) {
+        const std::uint32_t x = slots[p * n];
+        for (std::size_t r = 1; r < n && owned[x] > quota[x]; ++r) {
+            const std::uint32_t y = slots[p * n + r];
+            if (owned[y] < quota[y]) {
+                std::swap(slots[p * n], slots[p * n + r]);
+                --owned[x];
+                ++owned[y];
+                break;
+            }
+        }
+    }
+    constexpr std::size_t none = ~std::size_t{0};
+    lazy_vector<lazy_vector<std::uint32_t, Tag>, Tag> owns(count);  // partitions by owner
+    for (std::uint32_t p = 0; p < q; ++p) {
+        owns[slots[std::size_t{p} * n]].push_back(p);
+    }
+    lazy_vector<std::size_t, Tag> via(count, none);  // the slot whose rank swap reaches the node
+    lazy_vector<std::uint32_t, Tag> queue;
+    lazy_vector<bool, Tag> seen(count, false);
+    for (;;) {
+        for (const std::uint32_t i : queue) {
+            seen[i] = false;
+            via[i] = none;
+        }
+        queue.clear();
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (owned[i] > quota[i]) {
+                queue.push_back(i);
+                seen[i] = true;
+            }
+        }
+        std::uint32_t sink = vacant_slot;
+        for (std::size_t head = 0; head < queue.size() && sink == vacant_slot; ++head) {
+            for (const std::uint32_t p : owns[queue[head]]) {
+                for (std::size_t k = std::size_t{p} * n + 1; k < (std::size_t{p} + 1) * n && sink == vacant_slot; ++k) {
+                    const std::uint32_t y = slots[k];
+                    if (!seen[y]) {
+                        seen[y] = true;
+                        via[y] = k;
+                        queue.push_back(y);
+                        sink = owned[y] < quota[y] ? y : vacant_slot;
+                    }
+                }
+                if (sink != vacant_slot) {
+                    break;
+                }
+            }
+        }
+        if (sink == vacant_slot) {
+            return;
+        }
+        ++owned[sink];
+        for (std::uint32_t y = sink; via[y] != none;) {
+            const std::size_t k = via[y];
+            const auto p = static_cast<std::uint32_t>(k / n);
+            const std::uint32_t x = slots[std::size_t{p} * n];
+            std::swap(slots[std::size_t{p} * n], slots[k]);
+            auto& from = owns[x];
+            from.erase(std::find(from.begin(), from.end(), p));
+            owns[y].push_back(p);
+            y = x;
+            if (via[y] == none) {
+                --owned[y];
+            }
+        }
+    }
+}
+
+}  // namespace detail
+
+/// Q equal partitions of the 64-bit hash space, each held by n ranked replicas. A point's
+/// partition is its top log2(Q) bits, p = point >> (64 - log2 Q); pick(point) is the rank-0
+/// replica of p; pick_n lists p's replicas in rank order, then the replicas of p + 1, p + 2, ...
+/// (wrapping), a full preference walk. Partition p is the arc (p * S - 1, (p + 1) * S - 1] with
+/// S = 2^64 / Q, which regions() reports, so analysis.hpp's ownership and movement are exact.
+/// Nodes are sorted by id.
+///
+/// The table is the state. build() claims a fresh table; with(), without() and reweighted()
+/// derive the next table from this one, moving as little as the rules allow, so a table reached
+/// through a history generally differs from a fresh build of the same nodes: carry the table
+/// (table(), from_table()) wherever a placement must be reproduced.
+///
+/// Claim rules (the contract):
+///  - Quotas. There are Q * n replica slots; a node holds at most one slot of a partition, so at
+///    most Q. Shares are Q * n * w_i / W over weights quantized as every strategy does (units
+///    of 2^-16), in exact integer arithmetic. A node whose share exceeds Q gets exactly Q and
+///    the rest is shared among the others by weight, repeatedly (water-filling: only when some
+///    weight exceeds W / n). Every other node's quota is the floor or the ceiling of its share,
+///    the quotas summing to Q * n; the ceilings go first to the nodes holding more than their
+///    floor now (each saves a move), then to larger remainders, then by node index.
+///  - Moves. A donor over quota gives up its surplus, Σ max(0, have - quota) slots in all (a
+///    leaving node's slots count as surplus): first slots whose partition has another replica in
+///    the same spread domain, then (n > 1) owner slots as far as it owns more than its owner
+///    quota (below), then its other slots, each group highest-numbered partition first and
+///    partitions already holding a vacancy last (donors in node order). Each vacancy, in slot
+///    order (partition, then rank), goes to the receiver furthest under quota, in the spread
+///    domain furthest under quota, that the partition does not hold (ties by domain, then node
+///    index), and takes the vacancy's rank. With n = 1 this moves exactly the minimum.
+///  - Owners (n > 1). Rank 0 is what pick() returns, so owners have quotas of their own,
+///    Q * w_i / W rounded as above. An owner vacancy goes first to a later replica of the same
+///    partition under its owner quota (promoted: it has the data; its old rank becomes the
+///    vacancy), then to receivers under their owner quota; other vacancies first to receivers
+///    that need more slots than owner slots. Then ranks are swapped within partitions until
+///    every owner count meets its quota (see detail::balance_owners): replica sets stay, but
+///    keys of those partitions change owner among nodes that hold them.
+///  - Spread. Two replicas of a partition never share a node. With spread rack, zone or region,
+///    they go to distinct domains whenever every domain's quota total is at most Q (which needs at
+///    least n domains). A vacancy no receiver can take that way is solved by its donor giving
+///    another slot instead (a redirect: still one move), else by a swap (a replica of another
+///    partition moves in and the receiver takes its place: one move more than the minimum);
+///    the same two steps keep nodes distinct. A replica sharing a domain with an earlier rank of
+///    its partition is moved off (repairing a table from an earlier topology). When the spread
+///    is not attainable it is best effort and only nodes are kept distinct; with fewer domains
+///    than n, replicas are spread over nodes only. crowded() counts partitions with two replicas
+///    in one domain. Slots moved / minimum over random histories of 3 replicas (measured in
+///    tests/partitions_test.cpp, 20 seeds): at most 1.008 over nodes, 1.05 over 8 racks.
+///  - Fresh build: the same claim from an empty table, which stripes: partition 0 rank 0 to the
+///    node with the largest quota, and so on.
+///
+/// build() throws keyplace::error: the node errors of every strategy; a partition count that is
+/// not a power of two in 1 .. 2^20 (invalid_partition_count); a replica count of 0, above 64 or
+/// above the node count (invalid_replica_count); an unknown spread level (invalid_argument); a
+/// node without the location part of the spread level (missing_location); weights summing to
+/// 2^48 or more (invalid_weight). A derivation that would break them throws the same and leaves
+/// this value unchanged. Build O(Q n log N); a derivation O(Q n) plus O(log N) a moved slot;
+/// a redirect, a swap or an owner chain searches the table, O(Q n) each.
+template <class Unused = void>
+class basic_partitions : public detail::lifecycle<basic_partitions<Unused>, keyplace::node, partitions_config,
+                                                  detail::derivation::any, detail::node_order::by_id> {
+    using lifecycle = detail::lifecycle<basic_partitions, keyplace::node, partitions_config, detail::derivation::any,
+                                        detail::node_order::by_id>;
+    friend lifecycle;
+    template <class T>
+    using lazy_vector = detail::lazy_vector<T, Unused>;
+
+public:
+    using key_hash = xxh3;
+
+    /// A value from an explicit table (a snapshot's): table[p * n + r] is the node of partition
+    /// p at rank r, as an index into the nodes sorted by id. Throws as build() does, and
+    /// errc::invalid_partition_table for a table of another size than Q * n, an index that is not
+    /// a node, or a partition naming a node twice. Quotas and spread are not checked: the next
+    /// derivation restores them.
+    [[nodiscard]] static auto from_table(std::span<const keyplace::node> nodes, const partitions_config& config,
+                                         std::span<const node_index> table) -> basic_partitions {
+        basic_partitions d;
+        return detail::value_or_raise(d.assign_table(nodes, config, table), std::move(d));
+    }
+    [[nodiscard]] static auto try_from_table(std::span<const keyplace::node> nodes, const partitions_config& config,
+                                             std::span<const node_index> table, error_info& err)
+        -> std::optional<basic_partitions> {
+        basic_partitions d;
+        return detail::report(d.assign_table(nodes, config, table), std::move(d), err);
+    }
+
+    /// A new value with node id's weight changed; this one is unchanged. Throws errc::unknown_id
+    /// if id is not a member, and the weight errors of build().
+    [[nodiscard]] auto reweighted(std::string_view id, double weight) const -> basic_partitions {
+        basic_partitions d;
+        return detail::value_or_raise(d.assign_reweighted(*this, id, weight), std::move(d));
+    }
+    [[nodiscard]] auto try_reweighted(std::string_view id, double weight, error_info& err) const
+        -> std::optional<basic_partitions> {
+        basic_partitions d;
+        return detail::report(d.assign_reweighted(*this, id, weight), std::move(d), err);
+    }
+
+    /// Q and n.
+    [[nodiscard]] auto partition_count() const noexcept -> std::uint32_t { return this->config_.partitions; }
+    [[nodiscard]] auto replica_count() const noexcept -> std::uint32_t { return this->config_.replicas; }
+    /// The partition of a point: its top log2(Q) bits.
+    [[nodiscard]] auto partition(std::uint64_t point) const noexcept -> std::uint32_t {
+        return static_cast<std::uint32_t>((point >> 1U) >> (63U - bits_));  // two shifts: Q = 1 shifts by 64
+    }
+    /// The node of partition p < Q at rank r < n (rank 0 is the owner).
+    [[nodiscard]] auto owner(std::uint32_t p, std::uint32_t r) const noexcept -> node_index {
+        KEYPLACE_ASSERT(p < partition_count() && r < replica_count());
+        return r == 0 ? owners_[p] : node_index{rest_[std::size_t{p} * (replica_count() - 1) + r - 1]};
+    }
+    /// The table as from_table() takes it: entry p * n + r is owner(p, r).
+    [[nodiscard]] auto table() const -> std::vector<node_index> {
+        std::vector<node_index> out;
+        out.reserve(std::size_t{partition_count()} * replica_count());
+        for (std::uint32_t p = 0; p < partition_count(); ++p) {
+            for (std::uint32_t r = 0; r < replica_count(); ++r) {
+                out.push_back(owner(p, r));
+            }
+        }
+        return out;
+    }
+    /// Slots node i holds, every rank counted.
+    [[nodiscard]] auto slots(node_index i) const noexcept -> std::uint32_t { return held_[i.value]; }
+    /// Partitions with two replicas in one domain of the spread level (0 unless the topology
+    /// does not allow the spread, or the table came from from_table()).
+    [[nodiscard]] auto crowded() const noexcept -> std::uint32_t { return crowded_; }
+
+    /// The owner of a hashed key: O(1), one table entry.
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return owners_[partition(point)]; }
+    /// The first min(out.size(), holders()) distinct nodes of walk(point): the partition's
+    /// replicas in rank order first.
+    [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept -> std::size_t {
+        return detail::collect_distinct(*this, point, out);
+    }
+    /// Visits the replicas of partition(point) in rank order, then those of the following
+    /// partitions (wrapping), once around, until visit(node_index) returns false.
+    template <class Visit>
+    void walk(std::uint64_t point, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        std::uint32_t p = partition(point);
+        for (std::uint32_t step = 0; step < partition_count(); ++step) {
+            for (std::uint32_t r = 0; r < replica_count(); ++r) {
+                if (!visit(owner(p, r))) {
+                    return;
+                }
+            }
+            p = p + 1 == partition_count() ? 0 : p + 1;
+        }
+    }
+    /// Nodes that hold a slot of any rank (the ones a walk visits; pick() returns only rank-0
+    /// holders), and whether node i does.
+    [[nodiscard]] auto holders() const noexcept -> std::size_t { return holders_; }
+    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return held_[i.value] != 0; }
+    /// Partition p as the arc ending at (p + 1) * S - 1, owned by its rank-0 replica.
+    [[nodiscard]] auto regions() const noexcept -> arc_regions<std::uint64_t> {
+        return {*points_, owners_, lookup_rule::at_or_after};
+    }
+    /// Bytes of the table and the region points (the node list not counted).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return points_->capacity() * sizeof(std::uint64_t) + owners_.capacity() * sizeof(node_index) +
+               rest_.capacity() * sizeof(std::uint32_t);
+    }
+
+private:
+    basic_partitions() = default;
+
+    // What the claim needs of a membership: quantized weights and spread domains.
+    struct prepared {
+        lazy_vector<std::uint64_t> weight;
+        std::uint64_t total = 0;
+        lazy_vector<std::uint32_t> dom;  // spread domains, or node indices with fewer than n domains
+        std::uint32_t domains = 0;
+        lazy_vector<std::uint32_t> real_dom;  // spread domains, for crowded()
+    };
+
+    static auto prepare(std::span<const keyplace::node> sorted, const partitions_config& config, prepared& out)
+        -> detail::failure {
+        using detail::fail;
+        const std::uint32_t q = config.partitions;
+        if (q == 0 || q > max_partitions) {
+            return fail(errc::invalid_partition_count,
+                        "partition count " + std::to_string(q) + " is outside 1.." + std::to_string(max_partitions));
+        }
+        if ((q & (q - 1)) != 0) {
+            return fail(errc::invalid_partition_count, "partition count " + std::to_string(q) + " is not a power of two");
+        }
+        if (config.replicas == 0 || config.replicas > max_partition_replicas) {
+            return fail(errc::invalid_replica_count, "replica count " + std::to_string(config.replicas) +
+                                                         " is outside 1.." + std::to_string(max_partition_replicas));
+        }
+        if (config.replicas > sorted.size()) {
+            return fail(errc::invalid_replica_count, "replica count " + std::to_string(config.replicas) +
+                                                         " is more than the " + std::to_string(sorted.size()) +
+                                                         " nodes");
+        }
+        if (!detail::valid_level(config.spread)) {
+            return fail(errc::invalid_argument,
+                        "unknown failure-domain level " + std::to_string(static_cast<int>(config.spread)));
+        }
+        if (auto f = detail::check_located(sorted, config.spread)) {
+            return f;
+        }
+        out.weight.resize(sorted.size());
+        out.total = 0;
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            if (auto f = detail::quantize_weight(sorted[i], out.weight[i])) {
+                return f;
+            }
+            if (out.weight[i] > ~std::uint64_t{0} - out.total) {
+                return fail(errc::invalid_weight, "the node weights sum to 2^48 or more");
+            }
+            out.total += out.weight[i];
+        }
+        std::map<std::string, std::uint32_t> ids;
+        out.real_dom.resize(sorted.size());
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            out.real_dom[i] = ids.emplace(detail::domain_path(sorted[i], config.spread),
+                                          static_cast<std::uint32_t>(ids.size()))
+                                  .first->second;
+        }
+        if (ids.size() >= config.replicas) {
+            out.dom = out.real_dom;
+            out.domains = static_cast<std::uint32_t>(ids.size());
+        } else {
+            out.dom.resize(sorted.size());
+            for (std::size_t i = 0; i < sorted.size(); ++i) {
+                out.dom[i] = static_cast<std::uint32_t>(i);
+            }
+            out.domains = static_cast<std::uint32_t>(sorted.size());
+        }
+        return {};
+    }
+
+    // Claims slots (vacant where the previous table had a departed node, or everywhere) for
+    // sorted, then stores the result.
+    auto rebalance(lazy_vector<keyplace::node> sorted, const partitions_config& config,
+                   lazy_vector<std::uint32_t> slots, const basic_partitions* from) -> detail::failure {
+        prepared prep;
+        if (auto f = prepare(sorted, config, prep)) {
+            return f;
+        }
+        if (slots.empty()) {
+            slots.assign(std::size_t{config.partitions} * config.replicas, detail::vacant_slot);
+        }
+        lazy_vector<std::uint32_t> have(sorted.size(), 0);
+        for (const std::uint32_t s : slots) {
+            if (s != detail::vacant_slot) {
+                ++have[s];
+            }
+        }
+        const auto quota = detail::partition_quotas<Unused>(prep.weight, have, config.partitions, config.replicas,
+                                                            prep.total);
+        lazy_vector<std::uint32_t> owner_quota;
+        if (config.replicas > 1) {
+            lazy_vector<std::uint32_t> owned(sorted.size(), 0);
+            for (std::size_t k = 0; k < slots.size(); k += config.replicas) {
+                if (slots[k] != detail::vacant_slot) {
+                    ++owned[slots[k]];
+                }
+            }
+            owner_quota = detail::partition_quotas<Unused>(prep.weight, owned, config.partitions, 1, prep.total);
+        }
+        detail::partition_claim<Unused>(config.partitions, config.replicas, slots, quota, owner_quota, prep.dom,
+                                        prep.domains);
+        if (config.replicas > 1) {
+            detail::balance_owners<Unused>(slots, prep.weight, prep.total, config.partitions, config.replicas);
+        }
+        store(std::move(sorted), config, slots, prep.real_dom, from);
+        return {};
+    }
+
+    void store(lazy_vector<keyplace::node> sorted, const partitions_config& config,
+               const lazy_vector<std::uint32_t>& slots, const lazy_vector<std::uint32_t>& dom,
+               const basic_partitions* from) {
+        const std::uint32_t q = config.partitions;
+        const std::uint32_t n = config.replicas;
+        bits_ = static_cast<std::uint32_t>(std::countr_zero(q));
+        if (from != nullptr && from->config_.partitions == q) {
+            points_ = from->points_;  // the points depend on Q alone: shared across derivations
+        } else {
+            auto points = std::make_shared<lazy_vector<std::uint64_t>>(q);
+            const std::uint64_t low = ~std::uint64_t{0} >> bits_;  // S - 1
+            for (std::uint32_t p = 0; p < q; ++p) {
+                (*points)[p] = p == 0 ? low : (std::uint64_t{p} << (64U - bits_)) | low;
+            }
+            points_ = std::move(points);
+        }
+        owners_.assign(q, node_index{});
+        rest_.assign(std::size_t{q} * (n - 1), 0);
+        held_.assign(sorted.size(), 0);
+        crowded_ = 0;
+        for (std::size_t p = 0; p < q; ++p) {
+            owners_[p] = node_index{slots[p * n]};
+            bool crowded = false;
+            for (std::size_t r = 0; r < n; ++r) {
+                const std::uint32_t s = slots[p * n + r];
+                ++held_[s];
+                if (r > 0) {
+                    rest_[p * (n - 1) + r - 1] = s;
+                }
+                for (std::size_t e = 0; e < r; ++e) {
+                    crowded = crowded || dom[slots[p * n + e]] == dom[s];
+                }
+            }
+            crowded_ += crowded ? 1U : 0U;
+        }
+        holders_ = static_cast<std::size_t>(std::count_if(held_.begin(), held_.end(), [](std::uint32_t c) { return c != 0; }));
+        this->nodes_ = std::move(sorted);
+        this->config_ = config;
+    }
+
+    // The table as slots, with old node indices mapped through remap (vacant_slot: departed).
+    template <class Remap>
+    [[nodiscard]] auto remapped(Remap&& remap) const -> lazy_vector<std::uint32_t> {
+        lazy_vector<std::uint32_t> slots;
+        slots.reserve(std::size_t{partition_count()} * replica_count());
+        for (const node_index i : table()) {
+            slots.push_back(remap(i.value));
+        }
+        return slots;
+    }
+
+    auto assign(std::span<const keyplace::node> input, const partitions_config& config) -> detail::failure {
+        lazy_vector<keyplace::node> sorted;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        return rebalance(std::move(sorted), config, {}, nullptr);
+    }
+
+    auto assign_with(const basic_partitions& from, const keyplace::node& m) -> detail::failure {
+        lazy_vector<keyplace::node> sorted(from.nodes_.begin(), from.nodes_.end());
+        const auto at = std::lower_bound(sorted.begin(), sorted.end(), m.id,
+                                         [](const keyplace::node& a, const std::string& id) { return a.id < id; });
+        const auto k = static_cast<std::uint32_t>(at - sorted.begin());
+        sorted.insert(at, m);
+        return rebalance(std::move(sorted), from.config_, from.remapped([k](std::uint32_t i) { return i >= k ? i + 1 : i; }),
+                         &from);
+    }
+
+    auto assign_without(const basic_partitions& from, node_index gone) -> detail::failure {
+        lazy_vector<keyplace::node> sorted(from.nodes_.begin(), from.nodes_.end());
+        sorted.erase(sorted.begin() + static_cast<std::ptrdiff_t>(gone.value));
+        const std::uint32_t k = gone.value;
+        return rebalance(std::move(sorted), from.config_,
+                         from.remapped([k](std::uint32_t i) { return i == k ? detail::vacant_slot : i > k ? i - 1 : i; }),
+                         &from);
+    }
+
+    auto assign_reweighted(const basic_partitions& from, std::string_view id, double weight) -> detail::failure {
+        const auto found = from.find(id);
+        if (!found) {
+            return detail::fail(errc::unknown_id, "node id " + detail::quote(id) + " is not a member");
+        }
+        lazy_vector<keyplace::node> sorted(from.nodes_.begin(), from.nodes_.end());
+        sorted[found->value].weight = weight;
+        if (auto f = detail::check_node(sorted[found->value])) {
+            return f;
+        }
+        return rebalance(std::move(sorted), from.config_, from.remapped([](std::uint32_t i) { return i; }), &from);
+    }
+
+    auto assign_table(std::span<const keyplace::node> input, const partitions_config& config,
+                      std::span<const node_index> table) -> detail::failure {
+        using detail::fail;
+        lazy_vector<keyplace::node> sorted;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        prepared prep;
+        if (auto f = prepare(sorted, config, prep)) {
+            return f;
+        }
+        const std::size_t n = config.replicas;
+        const std::size_t want = std::size_t{config.partitions} * n;
+        if (table.size() != want) {
+            return fail(errc::invalid_partition_table,
+                        "the table has " + std::to_string(table.size()) + " entries; " +
+                            std::to_string(config.partitions) + " partitions x " + std::to_string(n) +
+                            " replicas need " + std::to_string(want));
+        }
+        lazy_vector<std::uint32_t> slots(want);
+        for (std::size_t k = 0; k < want; ++k) {
+            const std::string where = "partition " + std::to_string(k / n) + " rank " + std::to_string(k % n);
+            if (table[k].value >= sorted.size()) {
+                return fail(errc::invalid_partition_table, where + " names node index " +
+                                                               std::to_string(table[k].value) + "; there are " +
+                                                               std::to_string(sorted.size()) + " nodes");
+            }
+            for (std::size_t e = k / n * n; e < k; ++e) {
+                if (slots[e] == table[k].value) {
+                    return fail(errc::invalid_partition_table,
+                                where + " names " + detail::quote(sorted[slots[e]].id) + ", already at rank " +
+                                    std::to_string(e % n));
+                }
+            }
+            slots[k] = table[k].value;
+        }
+        store(std::move(sorted), config, slots, prep.real_dom, nullptr);
+        return {};
+    }
+
+    std::uint32_t bits_ = 0;
+    std::shared_ptr<const lazy_vector<std::uint64_t>> points_;
+    lazy_vector<node_index> owners_;  // rank 0, by partition
+    lazy_vector<std::uint32_t> rest_;  // ranks 1 .. n - 1, partition-major
+    lazy_vector<std::uint32_t> held_;  // slots per node
+    std::size_t holders_ = 0;
+    std::uint32_t crowded_ = 0;
+};
+
+/// (A template only so that translation units that do not use it do not compile it.)
+using partitions = basic_partitions<>;
+
+/// One partition whose ranked replicas differ between two tables.
+struct partition_change {
+    std::uint32_t partition = 0;
+    std::vector<std::string> before;  ///< replica ids by rank
+    std::vector<std::string> after;
+    std::vector<std::string> leaves;  ///< in before and not after, in before's rank order
+    std::vector<std::string> joins;   ///< in after and not before, in after's rank order: copies to make
+};
+
+/// The transfer plan between two tables of the same Q and n.
+struct partition_plan {
+    std::vector<partition_change> changes;  ///< by partition, only those that differ (ranks included)
+    std::size_t moved = 0;                  ///< replica copies to make: the joins
+    std::size_t minimum = 0;  ///< Σ over ids of max(0, slots after - slots before): what any table with after's counts moves
+    std::size_t owner_changes = 0;  ///< partitions whose rank-0 owner differs (pick() changes for their keys)
+};
+
+/// The diff of two tables partition by partition, by node id. Throws keyplace::error
+/// (invalid_argument) when Q or n differ.
+template <class U>
+[[nodiscard]] auto partition_moves(const basic_partitions<U>& before, const basic_partitions<U>& after)
+    -> partition_plan {
+    const std::uint32_t q = before.partition_count();
+    const std::uint32_t n = before.replica_count();
+    if (after.partition_count() != q || after.replica_count() != n) {
+        detail::raise(detail::fail(errc::invalid_argument,
+                                   "tables of " + std::to_string(q) + "x" + std::to_string(n) + " and " +
+                                       std::to_string(after.partition_count()) + "x" +
+                                       std::to_string(after.replica_count()) + " slots cannot be compared"));
+    }
+    partition_plan plan;
+    const auto same = [&](std::uint32_t p, std::uint32_t r) {
+        return before.node(before.owner(p, r)).id == after.node(after.owner(p, r)).id;
+    };
+    const auto ids = [n](const basic_partitions<U>& s, std::uint32_t p) {
+        std::vector<std::string> out;
+        for (std::uint32_t r = 0; r < n; ++r) {
+            out.push_back(s.node(s.owner(p, r)).id);
+        }
+        return out;
+    };
+    const auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
+        std::vector<std::string> out;
+        for (const auto& id : from) {
+            if (std::find(in.begin(), in.end(), id) == in.end()) {
+                out.push_back(id);
+            }
+        }
+        return out;
+    };
+    for (std::uint32_t p = 0; p < q; ++p) {
+        bool changed = false;
+        for (std::uint32_t r = 0; r < n && !changed; ++r) {
+            changed = !same(p, r);
+        }
+        if (!changed) {
+            continue;
+        }
+        partition_change c{p, ids(before, p), ids(after, p), {}, {}};
+        c.leaves = missing(c.before, c.after);
+        c.joins = missing(c.after, c.before);
+        plan.moved += c.joins.size();
+        plan.owner_changes += same(p, 0) ? 0U : 1U;
+        plan.changes.push_back(std::move(c));
+    }
+    for (std::uint32_t i = 0; i < after.size(); ++i) {
+        const node_index a{i};
+        const auto b = before.find(after.node(a).id);
+        const std::uint32_t had = b ? before.slots(*b) : 0;
+        plan.minimum += after.slots(a) > had ? after.slots(a) - had : 0;
+    }
+    return plan;
+}
+
+KEYPLACE_NAMESPACE_END
+
+#endif
