@@ -5,6 +5,7 @@
 #define KEYPLACE_ANALYSIS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
@@ -57,17 +58,12 @@ namespace detail {
 #endif
 }
 
-/// Fills the sample: SplitMix64 (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number
-/// Generators", OOPSLA 2014) from a fixed seed. A run-time fill: evaluated as a constant, the
-/// 2^17 values would cost every translation unit.
+/// Fills the sample: SplitMix64 (detail/splitmix.hpp) from a fixed seed. A run-time fill:
+/// evaluated as a constant, the 2^17 values would cost every translation unit.
 inline void fill_sample(std::vector<std::uint64_t>& out) {
     std::uint64_t state = 0x6b6579706c616365ULL;  // "keyplace"
     for (auto& x : out) {
-        state += 0x9e3779b97f4a7c15ULL;
-        std::uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        x = z ^ (z >> 31);
+        x = splitmix64(state);
     }
 }
 }  // namespace detail

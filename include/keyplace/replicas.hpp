@@ -81,6 +81,34 @@ struct replica_result {
     return std::nullopt;
 }
 
+namespace detail {
+/// A node's own name at a level: its rack, zone or region part, or its id at the node level.
+[[nodiscard]] inline auto domain_part(const node& n, failure_domain level) -> const std::string& {
+    switch (level) {
+        case failure_domain::rack: return n.where.rack;
+        case failure_domain::zone: return n.where.zone;
+        case failure_domain::region: return n.where.region;
+        case failure_domain::node: break;
+    }
+    return n.id;
+}
+
+/// The full path of a node's domain at a level, length-prefixed so no two paths collide.
+[[nodiscard]] inline auto domain_path(const node& n, failure_domain level) -> std::string {
+    if (level == failure_domain::node) {
+        return n.id;
+    }
+    std::string key;
+    for (int l = static_cast<int>(failure_domain::region); l >= static_cast<int>(level); --l) {
+        const std::string& p = domain_part(n, static_cast<failure_domain>(l));
+        key += std::to_string(p.size());
+        key += ':';
+        key += p;
+    }
+    return key;
+}
+}  // namespace detail
+
 /// Places copies of a key on distinct nodes over a strategy's preference order.
 ///
 /// Placement (the contract): with spread level L, pass L walks the strategy's preference order
@@ -191,30 +219,8 @@ private:
 
     replica_placer() = default;
 
-    static auto part(const node& n, failure_domain level) -> const std::string& {
-        switch (level) {
-            case failure_domain::rack: return n.where.rack;
-            case failure_domain::zone: return n.where.zone;
-            case failure_domain::region: return n.where.region;
-            case failure_domain::node: break;
-        }
-        return n.id;
-    }
-
-    // The full path of a node's domain at a level, length-prefixed so no two paths collide.
-    static auto path(const node& n, failure_domain level) -> std::string {
-        if (level == failure_domain::node) {
-            return n.id;
-        }
-        std::string key;
-        for (int l = static_cast<int>(failure_domain::region); l >= static_cast<int>(level); --l) {
-            const std::string& p = part(n, static_cast<failure_domain>(l));
-            key += std::to_string(p.size());
-            key += ':';
-            key += p;
-        }
-        return key;
-    }
+    static auto part(const node& n, failure_domain level) -> const std::string& { return detail::domain_part(n, level); }
+    static auto path(const node& n, failure_domain level) -> std::string { return detail::domain_path(n, level); }
 
     static auto valid(failure_domain level) -> bool {
         return static_cast<unsigned>(level) <= static_cast<unsigned>(failure_domain::region);
