@@ -474,6 +474,25 @@ template <ordered_placement_strategy S>
     }
 }
 
+/// Each node's replicated measure of the key circle, exactly: every region's measure (u128, as
+/// region_measure) added to each node the placer gives that region's keys. Sums to count() times
+/// the circle. With spread node it is SimpleStrategy's replicated ownership, with spread rack the
+/// distinct-rack walk (NetworkTopologyStrategy in a datacenter of at least rf racks): what token
+/// allocation (token_allocation.hpp) balances. One placement per region.
+template <ordered_placement_strategy S>
+    requires region_strategy<S>
+[[nodiscard]] auto replicated_measure(const replica_placer<S>& placer) -> std::vector<detail::u128> {
+    std::vector<detail::u128> sum(placer.strategy().size(), detail::u128{0, 0});
+    std::vector<node_index> out(placer.count());
+    detail::for_each_region(placer.strategy().regions(), [&](std::uint64_t p, const detail::u128& m) {
+        const std::size_t placed = placer.place(p, out).placed;
+        for (std::size_t k = 0; k < placed; ++k) {
+            sum[out[k].value] = detail::add(sum[out[k].value], m);
+        }
+    });
+    return sum;
+}
+
 KEYPLACE_NAMESPACE_END
 
 #endif

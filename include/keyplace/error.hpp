@@ -54,6 +54,7 @@ enum class errc : int {
     no_owner = 31,              ///< a snapshot in which no node owns keys (now or after)
     invalid_state = 32,         ///< a node state, or a change of state, that is not allowed
     unavailable = 33,           ///< a coordination service (etcd) unreachable, or answering with an error
+    unsupported_replication = 34, ///< a replication token allocation cannot balance (1 < racks < RF)
 };
 
 namespace detail {
@@ -95,6 +96,7 @@ public:
             case errc::no_owner: return "no node owns keys";
             case errc::invalid_state: return "invalid node state";
             case errc::unavailable: return "coordination service unavailable";
+            case errc::unsupported_replication: return "replication not supported by token allocation";
         }
         return "unknown keyplace error";
     }
