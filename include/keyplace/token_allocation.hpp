@@ -278,11 +278,11 @@ class replication_aware_allocator {
 public:
     using token = typename A::token;
 
-    replication_aware_allocator(const allocation_ring<token>& ring, std::size_t count)
-        : replicas_(ring.replicas), count_(count) {
-        const std::size_t units = ring.groups.size();
+    replication_aware_allocator(const allocation_ring<token>& circle, std::size_t count)
+        : replicas_(circle.replicas), count_(count) {
+        const std::size_t units = circle.groups.size();
         new_unit_ = static_cast<std::uint32_t>(units - 1);
-        unit_group_ = ring.groups;
+        unit_group_ = circle.groups;
         std::uint32_t groups = 0;
         for (const std::uint32_t g : unit_group_) {
             groups = std::max(groups, g + 1);
@@ -293,15 +293,15 @@ public:
         unit_tokens_.assign(units, 0);
         unit_prev_used_.assign(units, no_link);
         unit_adjusted_.assign(units, 0.0);
-        const std::size_t n = ring.tokens.size();
+        const std::size_t n = circle.tokens.size();
         opt_ = static_cast<double>(replicas_) / static_cast<double>(n + count);
         tok_.reserve(n + count);
         for (std::size_t i = 0; i < n; ++i) {
             const auto prev = static_cast<std::uint32_t>(i == 0 ? n - 1 : i - 1);
             const auto next = static_cast<std::uint32_t>(i + 1 == n ? 0 : i + 1);
-            tok_.push_back({ring.tokens[i], ring.tokens[i], ring.tokens[i], 0.0, ring.owners[i],
-                            unit_group_[ring.owners[i]], prev, next});
-            ++unit_tokens_[ring.owners[i]];
+            tok_.push_back({circle.tokens[i], circle.tokens[i], circle.tokens[i], 0.0, circle.owners[i],
+                            unit_group_[circle.owners[i]], prev, next});
+            ++unit_tokens_[circle.owners[i]];
         }
         unit_own_[new_unit_] = static_cast<double>(count) * opt_;
         unit_tokens_[new_unit_] = static_cast<std::uint32_t>(count);
@@ -618,11 +618,11 @@ private:
 /// (clamped to [0.1, 0.9]). Returns how many tokens it could not place (Cassandra would fail
 /// there: a unit asked for more vnodes than it has, or a split landing on an existing token).
 template <class A>
-auto no_replication_allocate(const allocation_ring<typename A::token>& ring, std::size_t count,
+auto no_replication_allocate(const allocation_ring<typename A::token>& circle, std::size_t count,
                              std::vector<typename A::token>& out) -> std::size_t {
     using token = typename A::token;
-    const std::size_t n = ring.tokens.size();
-    const std::size_t units = ring.groups.size();
+    const std::size_t n = circle.tokens.size();
+    const std::size_t units = circle.groups.size();
     const auto new_unit = static_cast<std::uint32_t>(units - 1);
     struct info {
         token value;
@@ -635,9 +635,9 @@ auto no_replication_allocate(const allocation_ring<typename A::token>& ring, std
     std::vector<double> unit_own(units, 0.0);
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t p = i == 0 ? n - 1 : i - 1;
-        tok.push_back({ring.tokens[i], A::size(ring.tokens[p], ring.tokens[i]), ring.owners[i],
+        tok.push_back({circle.tokens[i], A::size(circle.tokens[p], circle.tokens[i]), circle.owners[i],
                        static_cast<std::uint32_t>(p)});
-        unit_own[ring.owners[i]] += tok.back().own;
+        unit_own[circle.owners[i]] += tok.back().own;
     }
     // Per unit its vnodes, largest first (equal ones by token value).
     const auto token_later = [&](std::uint32_t a, std::uint32_t b) {
@@ -740,43 +740,43 @@ void random_tokens(std::vector<typename A::token>& sorted, std::size_t count, st
 /// XOR fmix64(tokens in the ring + 1), so successive joins with one seed draw differently, as
 /// Cassandra's Random(sortedTokens.size()) does.
 template <class A>
-[[nodiscard]] auto allocate_in_ring(const allocation_ring<typename A::token>& ring, std::size_t count,
+[[nodiscard]] auto allocate_in_ring(const allocation_ring<typename A::token>& circle, std::size_t count,
                                     std::uint64_t seed) -> std::vector<typename A::token> {
     using token = typename A::token;
-    std::uint64_t state = seed ^ fmix64(static_cast<std::uint64_t>(ring.tokens.size()) + 1);
+    std::uint64_t state = seed ^ fmix64(static_cast<std::uint64_t>(circle.tokens.size()) + 1);
     std::vector<token> out;
     std::vector<token> sorted;  // the ring's tokens, copied only where splits or random tokens need them
-    std::vector<bool> holds(ring.groups.size(), false);
+    std::vector<bool> holds(circle.groups.size(), false);
     std::size_t units = 0;
-    for (const std::uint32_t o : ring.owners) {
+    for (const std::uint32_t o : circle.owners) {
         units += holds[o] ? 0 : 1;
         holds[o] = true;
     }
-    if (ring.replicas <= 1) {
-        if (units == 0 || count > ring.tokens.size()) {
-            sorted = ring.tokens;
+    if (circle.replicas <= 1) {
+        if (units == 0 || count > circle.tokens.size()) {
+            sorted = circle.tokens;
             random_tokens<A>(sorted, count, state, out);
-        } else if (const std::size_t missed = no_replication_allocate<A>(ring, count, out); missed > 0) {
-            sorted = ring.tokens;
+        } else if (const std::size_t missed = no_replication_allocate<A>(circle, count, out); missed > 0) {
+            sorted = circle.tokens;
             for (const token t : out) {
                 sorted.insert(std::lower_bound(sorted.begin(), sorted.end(), t), t);
             }
             generate_splits<A>(sorted, missed, state, out);
         }
     } else {
-        std::vector<bool> group_held(ring.groups.size(), false);
+        std::vector<bool> group_held(circle.groups.size(), false);
         std::size_t groups = 0;
-        for (std::size_t u = 0; u + 1 < ring.groups.size(); ++u) {
-            if (holds[u] && !group_held[ring.groups[u]]) {
-                group_held[ring.groups[u]] = true;
+        for (std::size_t u = 0; u + 1 < circle.groups.size(); ++u) {
+            if (holds[u] && !group_held[circle.groups[u]]) {
+                group_held[circle.groups[u]] = true;
                 ++groups;
             }
         }
-        if (units < ring.replicas || count > ring.tokens.size() || groups < ring.replicas) {
-            sorted = ring.tokens;
+        if (units < circle.replicas || count > circle.tokens.size() || groups < circle.replicas) {
+            sorted = circle.tokens;
             generate_splits<A>(sorted, count, state, out);
         } else {
-            replication_aware_allocator<A> allocator(ring, count);
+            replication_aware_allocator<A> allocator(circle, count);
             if (!allocator.run(out)) {
                 sorted = allocator.sorted_tokens();
                 generate_splits<A>(sorted, count - out.size(), state, out);
@@ -873,8 +873,8 @@ template <class A>
         }
     }
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return members[a].id < members[b].id; });
-    allocation_ring<token> ring;
-    ring.replicas = plan.replicas;
+    allocation_ring<token> circle;
+    circle.replicas = plan.replicas;
     std::map<std::string_view, std::uint32_t> group_ids;
     const auto group_of = [&](const allocation_member& m, std::uint32_t unit) {
         return plan.domain_groups ? group_ids.emplace(m.domain, static_cast<std::uint32_t>(group_ids.size())).first->second
@@ -883,16 +883,16 @@ template <class A>
     std::vector<std::uint32_t> unit_of(members.size(), no_link);
     for (std::uint32_t u = 0; u < order.size(); ++u) {
         unit_of[order[u]] = u;
-        ring.groups.push_back(group_of(members[order[u]], u));
+        circle.groups.push_back(group_of(members[order[u]], u));
     }
-    ring.groups.push_back(group_of(fresh, static_cast<std::uint32_t>(order.size())));
+    circle.groups.push_back(group_of(fresh, static_cast<std::uint32_t>(order.size())));
     for (const auto& [t, m] : all) {
         if (unit_of[m] != no_link) {
-            ring.tokens.push_back(t);
-            ring.owners.push_back(unit_of[m]);
+            circle.tokens.push_back(t);
+            circle.owners.push_back(unit_of[m]);
         }
     }
-    std::vector<token> chosen = allocate_in_ring<A>(ring, count, seed);
+    std::vector<token> chosen = allocate_in_ring<A>(circle, count, seed);
     const auto holder = [&](token t) {
         const auto at = std::lower_bound(all.begin(), all.end(), std::pair<token, std::uint32_t>{t, 0});
         return at != all.end() && at->first == t ? at->second : no_link;
@@ -1004,18 +1004,18 @@ template <class = void>
 
 // The ring's points are already sorted by (point, owner).
 template <class = void>
-[[nodiscard]] auto native_allocation(const token_ring& ring, const node& new_node, std::size_t count,
+[[nodiscard]] auto native_allocation(const token_ring& circle, const node& new_node, std::size_t count,
                                             const token_replication& r, std::uint64_t seed,
                                             std::vector<std::uint64_t>& out) -> failure {
-    std::vector<std::size_t> held(ring.size(), 0);
+    std::vector<std::size_t> held(circle.size(), 0);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> tokens;
-    const auto points = ring.points();
-    const auto owners = ring.owners();
+    const auto points = circle.points();
+    const auto owners = circle.owners();
     for (std::size_t i = 0; i < points.size(); ++i) {
         tokens.emplace_back(points[i], owners[i].value);
         ++held[owners[i].value];
     }
-    return native_allocation(ring.nodes(), held, tokens, new_node, count, r, seed, out);
+    return native_allocation(circle.nodes(), held, tokens, new_node, count, r, seed, out);
 }
 
 }  // namespace detail
@@ -1056,19 +1056,19 @@ template <class = void>
 }
 /// As above, for a built ring (its nodes and their points).
 template <class = void>
-[[nodiscard]] auto allocate_tokens(const token_ring& ring, const node& new_node, std::size_t count,
+[[nodiscard]] auto allocate_tokens(const token_ring& circle, const node& new_node, std::size_t count,
                                           const token_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> out;
-    auto f = detail::native_allocation(ring, new_node, count, replication, seed, out);
+    auto f = detail::native_allocation(circle, new_node, count, replication, seed, out);
     return detail::value_or_raise(f, std::move(out));
 }
 template <class = void>
-[[nodiscard]] auto try_allocate_tokens(const token_ring& ring, const node& new_node, std::size_t count,
+[[nodiscard]] auto try_allocate_tokens(const token_ring& circle, const node& new_node, std::size_t count,
                                               const token_replication& replication, std::uint64_t seed,
                                               error_info& err) -> std::optional<std::vector<std::uint64_t>> {
     std::vector<std::uint64_t> out;
-    auto f = detail::native_allocation(ring, new_node, count, replication, seed, out);
+    auto f = detail::native_allocation(circle, new_node, count, replication, seed, out);
     return detail::report(std::move(f), std::move(out), err);
 }
 
@@ -1088,7 +1088,7 @@ struct network_topology_replication {
 namespace detail {
 
 template <class = void>
-[[nodiscard]] auto cassandra_check_endpoint(const compat::cassandra_ring& ring, const compat::cassandra_endpoint& e,
+[[nodiscard]] auto cassandra_check_endpoint(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e,
                                          std::size_t count) -> failure {
     if (auto f = check_allocation_count(count)) {
         return f;
@@ -1096,9 +1096,9 @@ template <class = void>
     if (auto f = check_node(keyplace::node{e.id})) {
         return f;
     }
-    for (const auto& n : ring.nodes()) {
+    for (const auto& n : circle.nodes()) {
         if (n.id == e.id) {
-            return fail(errc::duplicate_id, "node " + quote(e.id) + " is already in the ring");
+            return fail(errc::duplicate_id, "node " + quote(e.id) + " is already in the circle");
         }
     }
     if (e.dc.empty() || e.rack.empty()) {
@@ -1109,15 +1109,15 @@ template <class = void>
 }
 
 template <class = void>
-[[nodiscard]] auto cassandra_members(const compat::cassandra_ring& ring, std::string_view dc, bool whole_ring,
+[[nodiscard]] auto cassandra_members(const compat::cassandra_ring& circle, std::string_view dc, bool whole_ring,
                                             std::vector<std::pair<std::int64_t, std::uint32_t>>& tokens)
     -> std::vector<allocation_member> {
     std::vector<allocation_member> out;
-    for (const auto& n : ring.nodes()) {
+    for (const auto& n : circle.nodes()) {
         out.push_back({n.id, domain_path(n, failure_domain::rack), whole_ring || n.where.region == dc, 0});
     }
-    const auto points = ring.points();
-    const auto owners = ring.owners();
+    const auto points = circle.points();
+    const auto owners = circle.owners();
     for (std::size_t i = 0; i < points.size(); ++i) {  // sorted by token, and tokens are distinct
         tokens.emplace_back(points[i], owners[i].value);
         ++out[owners[i].value].tokens;
@@ -1132,35 +1132,35 @@ template <class = void>
 }
 
 template <class = void>
-[[nodiscard]] auto cassandra_simple_allocation(const compat::cassandra_ring& ring, const compat::cassandra_endpoint& e, std::size_t count,
+[[nodiscard]] auto cassandra_simple_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e, std::size_t count,
                                             const compat::simple_strategy_replication& r, std::uint64_t seed,
                                             std::vector<std::int64_t>& out) -> failure {
-    if (auto f = cassandra_check_endpoint(ring, e, count)) {
+    if (auto f = cassandra_check_endpoint(circle, e, count)) {
         return f;
     }
     if (r.rf == 0) {
         return fail(errc::invalid_replica_count, "replication factor 0; at least 1 copy is needed");
     }
     std::vector<std::pair<std::int64_t, std::uint32_t>> tokens;
-    const auto members = cassandra_members(ring, e.dc, true, tokens);
+    const auto members = cassandra_members(circle, e.dc, true, tokens);
     return allocate_members<compat::murmur3_token_arithmetic>(members, tokens, cassandra_fresh(e), count, r.rf, false, "rack",
                                                                          "", seed, out);
 }
 
 template <class = void>
-[[nodiscard]] auto cassandra_nts_allocation(const compat::cassandra_ring& ring, const compat::cassandra_endpoint& e, std::size_t count,
+[[nodiscard]] auto cassandra_nts_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e, std::size_t count,
                                          const compat::network_topology_replication& r, std::uint64_t seed,
                                          std::vector<std::int64_t>& out) -> failure {
-    if (auto f = cassandra_check_endpoint(ring, e, count)) {
+    if (auto f = cassandra_check_endpoint(circle, e, count)) {
         return f;
     }
     std::uint32_t rf = 0;  // a datacenter not named holds no replica: Cassandra allocates as for RF 1
     for (std::size_t i = 0; i < r.dcs.size(); ++i) {
         const auto& o = r.dcs[i];
-        const bool known = o.dc == e.dc || std::any_of(ring.nodes().begin(), ring.nodes().end(),
+        const bool known = o.dc == e.dc || std::any_of(circle.nodes().begin(), circle.nodes().end(),
                                                        [&](const keyplace::node& n) { return n.where.region == o.dc; });
         if (o.dc.empty() || !known) {
-            return fail(errc::unknown_domain, "datacenter " + quote(o.dc) + " has no node in the ring");
+            return fail(errc::unknown_domain, "datacenter " + quote(o.dc) + " has no node in the circle");
         }
         for (std::size_t j = 0; j < i; ++j) {
             if (r.dcs[j].dc == o.dc) {
@@ -1170,7 +1170,7 @@ template <class = void>
         rf = o.dc == e.dc ? o.rf : rf;
     }
     std::vector<std::pair<std::int64_t, std::uint32_t>> tokens;
-    const auto members = cassandra_members(ring, e.dc, false, tokens);
+    const auto members = cassandra_members(circle, e.dc, false, tokens);
     return allocate_members<compat::murmur3_token_arithmetic>(members, tokens, cassandra_fresh(e), count, rf, true, "rack",
                                                                          " in datacenter " + quote(e.dc), seed, out);
 }
@@ -1196,37 +1196,37 @@ namespace compat {
 /// neither holds a node nor is new_node's (unknown_domain) or named twice (duplicate_domain);
 /// 1 < racks < rf (unsupported_replication).
 template <class = void>
-[[nodiscard]] auto allocate_tokens(const cassandra_ring& ring, const cassandra_endpoint& new_node, std::size_t count,
+[[nodiscard]] auto allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node, std::size_t count,
                                           const simple_strategy_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::int64_t> {
     std::vector<std::int64_t> out;
-    auto f = keyplace::detail::cassandra_simple_allocation(ring, new_node, count, replication, seed, out);
+    auto f = keyplace::detail::cassandra_simple_allocation(circle, new_node, count, replication, seed, out);
     return keyplace::detail::value_or_raise(f, std::move(out));
 }
 template <class = void>
-[[nodiscard]] auto allocate_tokens(const cassandra_ring& ring, const cassandra_endpoint& new_node, std::size_t count,
+[[nodiscard]] auto allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node, std::size_t count,
                                           const network_topology_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::int64_t> {
     std::vector<std::int64_t> out;
-    auto f = keyplace::detail::cassandra_nts_allocation(ring, new_node, count, replication, seed, out);
+    auto f = keyplace::detail::cassandra_nts_allocation(circle, new_node, count, replication, seed, out);
     return keyplace::detail::value_or_raise(f, std::move(out));
 }
 template <class = void>
-[[nodiscard]] auto try_allocate_tokens(const cassandra_ring& ring, const cassandra_endpoint& new_node,
+[[nodiscard]] auto try_allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node,
                                               std::size_t count, const simple_strategy_replication& replication,
                                               std::uint64_t seed, error_info& err)
     -> std::optional<std::vector<std::int64_t>> {
     std::vector<std::int64_t> out;
-    auto f = keyplace::detail::cassandra_simple_allocation(ring, new_node, count, replication, seed, out);
+    auto f = keyplace::detail::cassandra_simple_allocation(circle, new_node, count, replication, seed, out);
     return keyplace::detail::report(std::move(f), std::move(out), err);
 }
 template <class = void>
-[[nodiscard]] auto try_allocate_tokens(const cassandra_ring& ring, const cassandra_endpoint& new_node,
+[[nodiscard]] auto try_allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node,
                                               std::size_t count, const network_topology_replication& replication,
                                               std::uint64_t seed, error_info& err)
     -> std::optional<std::vector<std::int64_t>> {
     std::vector<std::int64_t> out;
-    auto f = keyplace::detail::cassandra_nts_allocation(ring, new_node, count, replication, seed, out);
+    auto f = keyplace::detail::cassandra_nts_allocation(circle, new_node, count, replication, seed, out);
     return keyplace::detail::report(std::move(f), std::move(out), err);
 }
 
