@@ -1027,11 +1027,14 @@ template <class = void>
 /// many domains as the factor → NoReplicationTokenAllocator among the nodes of new_node's domain.
 /// The first nodes (fewer than the factor, or fewer tokens than asked) get Cassandra's
 /// generateSplits, and an empty ring a first token, from SplitMix64 seeded with `seed`: the same
-/// inputs give the same tokens. Domains are counted over the holders of tokens; if new_node's
-/// domain holds none it counts as 1 (Cassandra counts the racks its topology knows).
+/// inputs give the same tokens (on one build: a compiler that contracts a * b + c into a fused
+/// multiply-add, as GCC does in GNU mode on targets with FMA, may score differently; Cassandra's
+/// JVM never fuses). Domains are counted over the holders of tokens; if new_node's domain holds
+/// none it counts as 1 (Cassandra counts the racks its topology knows).
 ///
-/// Returns `count` distinct tokens, sorted. O(T * (RF + log T)) for T tokens in the ring; memory
-/// O(T). Throws keyplace::error: count 0 or above max_allocated_tokens (invalid_vnodes); factor 0
+/// Returns `count` distinct tokens, sorted. Each call rebuilds Cassandra's state from the ring:
+/// O(T log T) for T tokens (one score per range, then about one re-score per range on the lazy
+/// heap), memory O(T). Throws keyplace::error: count 0 or above max_allocated_tokens (invalid_vnodes); factor 0
 /// (invalid_replica_count); an unknown level (invalid_argument); an empty, over-long or duplicate
 /// id, new_node's included (empty_id, id_too_long, duplicate_id), or an invalid weight; a token
 /// listed twice (duplicate_token); a node without the groups' location part (missing_location);
@@ -1098,7 +1101,7 @@ template <class = void>
     }
     for (const auto& n : circle.nodes()) {
         if (n.id == e.id) {
-            return fail(errc::duplicate_id, "node " + quote(e.id) + " is already in the circle");
+            return fail(errc::duplicate_id, "node " + quote(e.id) + " is already in the ring");
         }
     }
     if (e.dc.empty() || e.rack.empty()) {
@@ -1160,7 +1163,7 @@ template <class = void>
         const bool known = o.dc == e.dc || std::any_of(circle.nodes().begin(), circle.nodes().end(),
                                                        [&](const keyplace::node& n) { return n.where.region == o.dc; });
         if (o.dc.empty() || !known) {
-            return fail(errc::unknown_domain, "datacenter " + quote(o.dc) + " has no node in the circle");
+            return fail(errc::unknown_domain, "datacenter " + quote(o.dc) + " has no node in the ring");
         }
         for (std::size_t j = 0; j < i; ++j) {
             if (r.dcs[j].dc == o.dc) {
