@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -461,4 +463,64 @@ TEST_CASE("token_allocation: Cassandra refusals and clashes", "[token_allocation
     clash[1].tokens.push_back(chosen[1]);
     const auto moved2 = allocate_tokens(cassandra_ring::build(clash), {"c", {}, "dc1", "r1"}, 2, two);
     CHECK(moved2[1] == chosen[1] + 1);
+}
+
+TEST_CASE("token_allocation: vectors of the independent Python port", "[token_allocation][golden]") {
+    // tests/golden/generate_token_allocation.py ports Cassandra's allocators from the Java source
+    // (with keyplace's documented seed and tie rules); its output is committed and checked by
+    // ctest to be what the generator prints. Each case grows a cluster; every node's tokens must
+    // be the port's.
+    std::ifstream in(std::string(KEYPLACE_GOLDEN_DIR) + "/token_allocation_v1.txt");
+    REQUIRE(in.good());
+    std::string line;
+    std::size_t cases = 0;
+    std::getline(in, line);
+    while (in && line.rfind("case ", 0) == 0) {
+        std::istringstream head(line.substr(5));
+        std::string arith;
+        std::size_t nodes = 0;
+        std::size_t vnodes = 0;
+        std::uint32_t rf = 0;
+        std::size_t racks = 0;
+        std::uint64_t seed = 0;
+        head >> arith >> nodes >> vnodes >> rf >> racks >> seed;
+        INFO(line);
+        ++cases;
+        std::vector<token_holder> holders;
+        std::vector<keyplace::compat::cassandra_endpoint> eps{{"s", {0}, "dc1", "r0"}};
+        for (std::size_t i = 0; i < nodes; ++i) {
+            REQUIRE(std::getline(in, line));
+            std::istringstream row(line);
+            std::string id;
+            row >> id;
+            const auto n = node_on(i, racks);
+            REQUIRE(id == n.id);
+            if (arith == "native") {
+                std::vector<std::uint64_t> expected;
+                for (std::uint64_t t = 0; row >> t;) {
+                    expected.push_back(t);
+                }
+                const token_replication r{rf, racks == 0 ? failure_domain::node : failure_domain::rack};
+                const auto got = keyplace::allocate_tokens(holders, n, vnodes, r, seed);
+                REQUIRE(got == expected);
+                holders.push_back({n, got});
+            } else {
+                std::vector<std::int64_t> expected;
+                for (std::int64_t t = 0; row >> t;) {
+                    expected.push_back(t);
+                }
+                const keyplace::compat::cassandra_endpoint e{n.id, {}, "dc1", racks == 0 ? "r0" : n.where.rack};
+                const auto ring = keyplace::compat::cassandra_ring::build(eps);
+                const auto got =
+                    racks == 0 ? keyplace::compat::allocate_tokens(ring, e, vnodes, keyplace::compat::simple_strategy_replication{rf}, seed)
+                               : keyplace::compat::allocate_tokens(
+                                     ring, e, vnodes, keyplace::compat::network_topology_replication{{{"dc1", rf}}}, seed);
+                REQUIRE(got == expected);
+                eps.push_back(e);
+                eps.back().tokens = got;
+            }
+        }
+        std::getline(in, line);
+    }
+    CHECK(cases == 10);
 }
