@@ -229,13 +229,15 @@ struct allocation_ring {
 inline constexpr std::uint32_t no_link = 0xffffffffU;
 
 /// Cassandra's generateSplits: split the largest range (the first in ring order, counting from
-/// (last, first], among equals) at MIN + 0.075 * u, MIN = 1 - 1/sqrt(5) and u the generator's next
-/// double; an empty ring first gets a random token. Appends to `sorted` (kept sorted) and out.
+/// (last, first], among equals) at MIN + (MAX - MIN) * u, MIN = 1 - 1/sqrt(5), MAX = MIN + 0.075
+/// and u the generator's next double; an empty ring first gets a random token. Appends to `sorted` (kept sorted) and out.
 template <class A>
 void generate_splits(std::vector<typename A::token>& sorted, std::size_t count, std::uint64_t& state,
                      std::vector<typename A::token>& out) {
     using token = typename A::token;
     constexpr double min_ratio = 0x1.1b06d1d200914p-1;  // 1.0 - 1.0 / Math.sqrt(5.0) in double
+    constexpr double max_ratio = min_ratio + 0.075;
+    constexpr double growth = max_ratio - min_ratio;  // as Java computes it: not quite 0.075
     struct range {
         double size;
         token start;
@@ -260,7 +262,7 @@ void generate_splits(std::vector<typename A::token>& sorted, std::size_t count, 
         std::pop_heap(heap.begin(), heap.end(), later);
         const range r = heap.back();
         heap.pop_back();
-        const token t = A::split(r.start, r.end, min_ratio + 0.075 * splitmix64_unit(state));
+        const token t = A::split(r.start, r.end, min_ratio + growth * splitmix64_unit(state));
         out.push_back(t);
         sorted.insert(std::lower_bound(sorted.begin(), sorted.end(), t), t);
         heap.push_back({A::size(r.start, t), r.start, t});
@@ -313,11 +315,9 @@ public:
 
     auto run(std::vector<token>& out) -> bool {
         // One candidate per range, at its midpoint, in ring order; a range of one value has none.
-        std::vector<std::uint32_t> order;
         for (std::uint32_t i = 0; i < tok_.size(); ++i) {
             const token mid = A::midpoint(tok_[tok_[i].prev].value, tok_[i].value);
             if (mid != tok_[tok_[i].prev].value && mid != tok_[i].value) {
-                order.push_back(static_cast<std::uint32_t>(cand_.size()));
                 cand_.push_back({mid, mid, mid, opt_, new_unit_, i, no_link, no_link});
             }
         }

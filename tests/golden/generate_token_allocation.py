@@ -67,6 +67,7 @@ def from_random(bits):
         return LMAX if v == LMIN else v
     return bits
 MINR=1.0-1.0/math.sqrt(5.0)
+MAXR=MINR+0.075
 
 def generate_splits(tokens, count, g, out):
     tokens=sorted(tokens)
@@ -78,7 +79,7 @@ def generate_splits(tokens, count, g, out):
             sz=size(prev,cur)
             if sz>maxsz: maxsz=sz; t1=prev; t2=cur
             prev=cur
-        t=split(t1,t2,MINR+0.075*g.unit())
+        t=split(t1,t2,MINR+(MAXR-MINR)*g.unit())
         out.append(t); tokens.append(t); tokens.sort(); count-=1
 
 class Tok:
@@ -230,7 +231,7 @@ def nr_allocate(tokens, owners, nunits, count, g):
         tto=w-target
         for t in taken:
             sl=0.9
-            if tto<work: sl=min(max(tto/work,0.1),0.9)
+            if tto<work: sl=min(max(tto/work,1.0-0.9),0.9)  # MIN_TAKEOVER_RATIO = 1.0 - 0.90 in double
             before=t.prev.token
             f=split(before,t.token,sl)
             if f==before or f==t.token: missed+=1
