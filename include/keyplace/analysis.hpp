@@ -5,6 +5,7 @@
 #define KEYPLACE_ANALYSIS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
@@ -57,17 +58,12 @@ namespace detail {
 #endif
 }
 
-/// Fills the sample: SplitMix64 (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number
-/// Generators", OOPSLA 2014) from a fixed seed. A run-time fill: evaluated as a constant, the
-/// 2^17 values would cost every translation unit.
+/// Fills the sample: SplitMix64 (detail/splitmix.hpp) from a fixed seed. A run-time fill:
+/// evaluated as a constant, the 2^17 values would cost every translation unit.
 inline void fill_sample(std::vector<std::uint64_t>& out) {
     std::uint64_t state = 0x6b6579706c616365ULL;  // "keyplace"
     for (auto& x : out) {
-        state += 0x9e3779b97f4a7c15ULL;
-        std::uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        x = z ^ (z >> 31);
+        x = splitmix64(state);
     }
 }
 }  // namespace detail
@@ -476,6 +472,25 @@ template <ordered_placement_strategy S>
     } else {
         return detail::coownership_over(placer, analysis_sample(), false);
     }
+}
+
+/// Each node's replicated measure of the key circle, exactly: every region's measure (u128, as
+/// region_measure) added to each node the placer gives that region's keys. Sums to count() times
+/// the circle. With spread node it is SimpleStrategy's replicated ownership, with spread rack the
+/// distinct-rack walk (NetworkTopologyStrategy in a datacenter of at least rf racks): what token
+/// allocation (token_allocation.hpp) balances. One placement per region.
+template <ordered_placement_strategy S>
+    requires region_strategy<S>
+[[nodiscard]] auto replicated_measure(const replica_placer<S>& placer) -> std::vector<detail::u128> {
+    std::vector<detail::u128> sum(placer.strategy().size(), detail::u128{0, 0});
+    std::vector<node_index> out(placer.count());
+    detail::for_each_region(placer.strategy().regions(), [&](std::uint64_t p, const detail::u128& m) {
+        const std::size_t placed = placer.place(p, out).placed;
+        for (std::size_t k = 0; k < placed; ++k) {
+            sum[out[k].value] = detail::add(sum[out[k].value], m);
+        }
+    });
+    return sum;
 }
 
 KEYPLACE_NAMESPACE_END

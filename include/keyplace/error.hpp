@@ -54,6 +54,7 @@ enum class errc : int {
     no_owner = 31,              ///< a snapshot in which no node owns keys (now or after)
     invalid_state = 32,         ///< a node state, or a change of state, that is not allowed
     unavailable = 33,           ///< a coordination service (etcd) unreachable, or answering with an error
+    unsupported_replication = 34, ///< a replication token allocation cannot balance (1 < racks < RF)
     invalid_partition_count = 36,  ///< a partition count that is not a power of two in 1 .. 2^20
     invalid_partition_table = 37,  ///< a partition table of the wrong size, naming a non-member or a node twice
 };
@@ -97,6 +98,7 @@ public:
             case errc::no_owner: return "no node owns keys";
             case errc::invalid_state: return "invalid node state";
             case errc::unavailable: return "coordination service unavailable";
+            case errc::unsupported_replication: return "replication not supported by token allocation";
             case errc::invalid_partition_count: return "invalid partition count";
             case errc::invalid_partition_table: return "invalid partition table";
         }

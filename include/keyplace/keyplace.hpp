@@ -1,6 +1,7 @@
 // keyplace — which node owns a key. Umbrella header: every placement header (strategies, compat
-// modes, replicas, analysis). The fleet headers — snapshot.hpp, publisher.hpp, shadow.hpp,
-// transfer_plan.hpp and json.hpp (which needs nlohmann_json) — are included on their own.
+// modes, replicas, analysis, token allocation). The fleet headers — snapshot.hpp, publisher.hpp,
+// shadow.hpp, transfer_plan.hpp and json.hpp (which needs nlohmann_json) — are included on their
+// own.
 #ifndef KEYPLACE_KEYPLACE_HPP_INCLUDED
 #define KEYPLACE_KEYPLACE_HPP_INCLUDED
 
@@ -22,6 +23,7 @@
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
+#include <keyplace/token_allocation.hpp>
 #include <keyplace/version.hpp>
 
 #endif
