@@ -384,6 +384,89 @@ TEST_CASE("cli: redis create and rebalance plan as redis-cli does", "[cli][redis
     expect_failure(run_cli({"redis"}), 2, "redis needs a subcommand: create or rebalance");
 }
 
+TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][allocate]") {
+    // Three racks, RF 3 in dc1: Cassandra allocates over racks (racks == RF: per rack, RF 1).
+    const std::string ring = "n1=-6000000000000000000;3000000000000000000@dc1/r1,"
+                             "n2=-3000000000000000000;6000000000000000000@dc1/r2,"
+                             "n3=0;9000000000000000000@dc1/r3";
+    const auto r = run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1", "--tokens",
+                            "4", "--replication", "dc1:3"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.rfind("n4=", 0) == 0);
+    CHECK_THAT(r.out, Catch::Matchers::EndsWith("@dc1/r1\n"));
+    CHECK(std::count(r.out.begin(), r.out.end(), ';') == 3);
+    // The entry printed joins the ring as it is.
+    const auto grown = ring + "," + r.out.substr(0, r.out.size() - 1);
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", grown}, "k\n").status == 0);
+    // Same inputs, same tokens; --json gives them with Cassandra's initial_token line.
+    CHECK(run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1", "--tokens", "4",
+                   "--replication", "dc1:3"})
+              .out == r.out);
+    const auto json = run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1",
+                               "--tokens", "4", "--replication", "dc1:3", "--json"});
+    CHECK_THAT(json.out, Catch::Matchers::Contains("\"initial_token\":\""));
+    // Two racks for RF 3: Cassandra refuses, and so do we.
+    expect_failure(run_cli({"allocate", "--strategy", "cassandra", "--nodes", "n1=0@dc1/r1,n2=100@dc1/r2", "--add",
+                            "n3@dc1/r1", "--replication", "dc1:3"}),
+                   1, "racks");
+    // The native ring of chosen tokens, RF 2 over racks.
+    const auto t = run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1000;9000000000000000000@eu/z/r1,b=5000000000000000000@eu/z/r2",
+                            "--add", "c@eu/z/r3", "--tokens", "3", "--replication", "2", "--spread", "rack"});
+    REQUIRE(t.status == 0);
+    CHECK(t.out.rfind("c=", 0) == 0);
+    CHECK(std::count(t.out.begin(), t.out.end(), ';') == 2);
+    CHECK(run_cli({"locate", "--strategy", "tokens", "--nodes",
+                   "a=1000;9000000000000000000@eu/z/r1,b=5000000000000000000@eu/z/r2," + t.out.substr(0, t.out.size() - 1)},
+                  "k\n")
+              .status == 0);
+    expect_failure(run_cli({"allocate", "--strategy", "ring", "--nodes", "a", "--add", "b", "--replication", "1"}), 2,
+                   "allocate --strategy 'ring' is not cassandra or tokens");
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "dc1:2"}),
+                   2, "--replication for --strategy tokens is RF");
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a", "--replication", "1"}), 1,
+                   "'a'");
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "1",
+                            "--tokens", "0"}),
+                   2, "--tokens");
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=x"}, "k\n"), 1,
+                   "token 'x' of node 'a' is not an unsigned decimal 64-bit integer");
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a"}, "k\n"), 1, "has no tokens");
+}
+
+TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][partitions]") {
+    // Q = 4, three nodes: quotas 1..2 each; the prehashed points' top two bits name the partition.
+    const auto owners = run_cli({"locate", "--strategy", "partitions", "--partitions", "4", "--nodes", "a,b,c",
+                                 "--prehashed"},
+                                "0\n4611686018427387904\n9223372036854775808\n13835058055282163712\n");
+    REQUIRE(owners.status == 0);
+    CHECK(std::count(owners.out.begin(), owners.out.end(), '\n') == 4);
+    const auto copies = run_cli({"locate", "--strategy", "partitions", "--partitions", "64", "--nodes",
+                                 "a@x/z1/r1,b@x/z1/r2,c@x/z2/r3,d@x/z2/r4", "--replicas", "2", "--spread", "zone"},
+                                "k1\nk2\nk3\n");
+    REQUIRE(copies.status == 0);
+    std::istringstream lines(copies.out);
+    for (std::string line; std::getline(lines, line);) {
+        const auto comma = line.find(',');
+        REQUIRE(comma != std::string::npos);
+        const std::string first = line.substr(0, comma);
+        const std::string second = line.substr(comma + 1);
+        // One copy in each zone.
+        CHECK(((first < "c") != (second < "c")));
+    }
+    expect_failure(run_cli({"locate", "--strategy", "partitions", "--partitions", "12", "--nodes", "a,b"}, "k\n"), 1,
+                   "12");
+    // diff derives the after table from the before one (the table is state): a fourth node takes
+    // its quota of 256 / 4 = 64 partitions, a quarter of the keys, and nothing else moves.
+    const auto moved = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--before", "a,b,c",
+                                "--after", "a,b,c,d", "--json"});
+    CHECK_THAT(moved.out, Catch::Matchers::Contains("\"moved\":0.25,\"minimum\":0.25,"));
+    CHECK_THAT(moved.out, Catch::Matchers::Contains("\"violations\":0,"));
+    // A leave, a join and a weight change at once: one claim, still exactly the minimum.
+    const auto mixed = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--before", "a,b,c,d",
+                                "--after", "a,c,d,e=2"});
+    CHECK_THAT(mixed.out, Catch::Matchers::Contains("moved/minimum  1.000\n"));
+}
+
 TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cli][envoy]") {
     // reference/algorithms.md §1.5 (ring_hash_lb_test.cc Basic, BasicWithMurmur2) and §2.2
     // (maglev_lb_test.cc Basic, M = 7, table [2, 4, 0, 1, 5, 0, 3]).
@@ -502,6 +585,9 @@ namespace {
 // A SPEC every strategy of the registry builds from: tokens for the token ring, bare ids
 // (hosts, an even slot split) for the rest.
 auto spec_for(std::string_view strategy) -> std::string {
+    if (strategy == "tokens") {
+        return "a=3000000000000000000,b=9000000000000000000,c=15000000000000000000";
+    }
     return strategy == "cassandra" ? "a=-3000000000000000000,b=0,c=3000000000000000000" : "a,b,c";
 }
 

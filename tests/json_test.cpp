@@ -854,7 +854,7 @@ TEST_CASE("json: unknown fields are refused in a /1 document and ignored in a /1
     error_info err;
     CHECK_FALSE(keyplace::read_description_json(text(j), err));
     CHECK(err.message() == "nodes[0].wieght: unknown field: a node of format keyplace.snapshot/1 holds only id, "
-                           "address, weight, state, region, zone, rack, tokens, slots");
+                           "address, weight, state, region, zone, rack, tokens, slots, partitions, points");
 }
 
 TEST_CASE("json: stated digests the build does not reproduce are refused as fingerprint_mismatch", "[json]") {
@@ -1003,4 +1003,41 @@ TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and the stated 
     REQUIRE(back.has_value());
     CHECK(back->nodes[0].id == "a\xef\xbf\xbd");
     build_refused(json::parse(doc), errc::fingerprint_mismatch, "fingerprint");
+}
+
+TEST_CASE("json: a partition table round-trips, spans above rank 0 with their rank as a third element", "[json][partitions]") {
+    snapshot_description d;
+    d.cluster = "p";
+    d.strategy.name = "partitions";
+    d.strategy.params = {{"partitions", std::uint64_t{16}}, {"replicas", std::uint64_t{2}}};
+    for (int i = 0; i < 4; ++i) {
+        d.nodes.push_back({"n" + std::to_string(i)});
+    }
+    const auto listed = snapshot::build(snapshot::build(d).successor());
+    const auto doc = keyplace::write_snapshot_json(listed);
+    CHECK_THAT(doc, Catch::Matchers::Contains("\"partitions\": ["));
+    bool ranked = false;  // a rank-1 span, written with its rank as a third element
+    for (const auto& n : listed.nodes()) {
+        for (const auto& sp : n.partitions) {
+            ranked = ranked || sp.rank == 1;
+        }
+    }
+    CHECK(ranked);
+    error_info err;
+    const auto loaded = keyplace::try_load_snapshot_json(doc, err);
+    INFO(err.message());
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->describe() == listed.describe());
+    CHECK(loaded->fingerprint() == listed.fingerprint());
+    // Spans that are not [first, last] or [first, last, rank], or reversed, are refused with the path.
+    auto bad = doc;
+    bad.replace(bad.find("\"partitions\": ["), 15, "\"partitions\": [[3], ");
+    CHECK_FALSE(keyplace::try_load_snapshot_json(bad, err).has_value());
+    CHECK_THAT(err.message(), Catch::Matchers::Contains("nodes[0].partitions[0]: "));
+    CHECK_THAT(err.message(), Catch::Matchers::Contains("is not [first, last] or [first, last, rank]"));
+    bad = doc;
+    bad.replace(bad.find("\"partitions\": ["), 15, "\"partitions\": [[5, 2], ");
+    CHECK_FALSE(keyplace::try_load_snapshot_json(bad, err).has_value());
+    CHECK(err.code() == errc::invalid_partition_table);
+    CHECK_THAT(err.message(), Catch::Matchers::Contains("[5, 2] is reversed"));
 }

@@ -462,3 +462,42 @@ TEST_CASE("partitions: keys follow the partitions, 2 * 10^5 keys", "[partitions]
         CHECK(out[0] == r.pick(p));
     }
 }
+
+TEST_CASE("partitions: transitioned makes several changes with one claim, moving exactly the minimum",
+          "[partitions]") {
+    std::mt19937_64 gen(20261201);
+    int next_id = 100;
+    auto s = partitions::build(make_nodes(8, "n-"), {.partitions = 1024});
+    CHECK(keyplace::partition_moves(s, s.transitioned(s.nodes())).moved == 0);  // the same members: nothing
+    for (int step = 0; step < 100; ++step) {
+        // Up to two leaves, two joins and two weight changes at once.
+        std::vector<node> members(s.nodes().begin(), s.nodes().end());
+        for (std::uint64_t k = gen() % 3; k > 0 && members.size() > 2; --k) {
+            members.erase(members.begin() + static_cast<std::ptrdiff_t>(gen() % members.size()));
+        }
+        for (std::uint64_t k = gen() % 3; k > 0; --k) {
+            members[gen() % members.size()].weight = static_cast<double>(1 + gen() % 4);
+        }
+        for (std::uint64_t k = gen() % 3; k > 0; --k) {
+            members.push_back(node{"n" + std::to_string(next_id++), static_cast<double>(1 + gen() % 4)});
+        }
+        const auto next = s.transitioned(members);
+        INFO("step " << step << ", " << next.size() << " nodes");
+        check_table(next);
+        const auto plan = keyplace::partition_moves(s, next);
+        CHECK(plan.moved == least_moves(s, next));
+        // Exactly the minimum over the keys too: a leaver's partition goes straight to a joiner,
+        // never through a third node.
+        const auto m = keyplace::movement(s, next);
+        CHECK(std::abs(m.moved - m.minimum) < 1e-12);
+        s = next;
+    }
+    // Refusals leave the value as it was.
+    keyplace::error_info err;
+    CHECK_FALSE(s.try_transitioned(std::vector<node>{}, err).has_value());
+    CHECK(err.code() == keyplace::errc::empty_membership);
+    const std::vector<node> twice{node{"x"}, node{"x"}};
+    CHECK_FALSE(s.try_transitioned(twice, err).has_value());
+    CHECK(err.code() == keyplace::errc::duplicate_id);
+    check_table(s);
+}

@@ -621,3 +621,180 @@ TEST_CASE("plan: a ring join's ranges are the joiner's arcs, and replicas copy f
         }
     }
 }
+
+// ---- partition tables in snapshots ---------------------------------------------------------
+
+namespace {
+auto partition_description(std::size_t n, std::uint64_t q, std::uint64_t replicas) -> snapshot_description {
+    auto d = description("partitions", n);
+    d.strategy.params = {{"partitions", q}, {"replicas", replicas}};
+    for (std::size_t i = 0; i < n; ++i) {
+        d.nodes[i].where.rack = "r" + std::to_string(i % 3);
+    }
+    return d;
+}
+
+auto table_of(const keyplace::placement& p) -> std::vector<std::string> {
+    const auto& t = std::get<keyplace::partitions>(p.strategy());
+    std::vector<std::string> out;
+    for (const auto i : t.table()) {
+        out.push_back(t.node(i).id);
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("snapshot: a partition table is state the snapshot carries, and a join derives the next one",
+          "[snapshot][partitions]") {
+    auto d = partition_description(4, 64, 2);
+    const auto fresh = snapshot::build(d);
+    // No node lists partitions: a fresh claim, the same as partitions::build of the nodes.
+    std::vector<keyplace::node> plain;
+    for (const auto& n : d.nodes) {
+        plain.push_back({n.id, n.weight, n.where});
+    }
+    const auto direct = keyplace::partitions::build(plain, {64, 2, keyplace::failure_domain::node});
+    std::vector<std::string> direct_ids;
+    for (const auto i : direct.table()) {
+        direct_ids.push_back(direct.node(i).id);
+    }
+    CHECK(table_of(fresh.current()) == direct_ids);
+    CHECK(fresh.strategy().params.at("spread") == keyplace::strategy_param{std::string("node")});
+
+    // successor() lists the table; building it gives the same placement and fingerprint.
+    auto next = fresh.successor();
+    std::size_t spans = 0;
+    for (const auto& n : next.nodes) {
+        spans += n.partitions.size();
+        for (const auto& s : n.partitions) {
+            CHECK(s.rank < 2);
+        }
+    }
+    CHECK(spans > 0);
+    const auto listed = snapshot::build(next);
+    CHECK(listed.current().fingerprint() == fresh.current().fingerprint());
+    CHECK(table_of(listed.current()) == direct_ids);
+
+    // A join: pending() is the listed table with the joiner claimed in, as with() derives it.
+    auto join = listed.successor();
+    join.nodes.push_back({"n9", "10.0.0.9:11211", 1.0, {"", "", "r1"}, node_state::joining});
+    const auto joining = snapshot::build(join);
+    REQUIRE(joining.in_transition());
+    const auto derived = direct.with(keyplace::node{"n9", 1.0, {"", "", "r1"}});
+    std::vector<std::string> derived_ids;
+    for (const auto i : derived.table()) {
+        derived_ids.push_back(derived.node(i).id);
+    }
+    CHECK(table_of(joining.current()) == direct_ids);
+    CHECK(table_of(joining.pending()) == derived_ids);
+    // The transfer plan between the tables moves exactly the joiner's quota: 128 slots / 5 nodes.
+    const auto plan = keyplace::partition_moves(std::get<keyplace::partitions>(joining.current().strategy()),
+                                                std::get<keyplace::partitions>(joining.pending().strategy()));
+    CHECK(plan.moved == plan.minimum);
+    CHECK((plan.minimum == 25 || plan.minimum == 26));
+
+    // Completing it: the successor lists pending()'s table, the joiner active holds it now.
+    auto done = joining.successor();
+    for (auto& n : done.nodes) {
+        n.state = n.id == "n9" ? node_state::active : n.state;
+    }
+    const auto active = snapshot::build(done);
+    CHECK_FALSE(active.in_transition());
+    CHECK(table_of(active.current()) == derived_ids);
+    CHECK(active.current().fingerprint() == joining.pending().fingerprint());
+}
+
+TEST_CASE("snapshot: every rank of the table is in the fingerprint", "[snapshot][partitions]") {
+    // Two partitions, two replicas: the same owners, the rank-1 holders swapped. The regions
+    // (owners only) cannot tell them apart; the fingerprint encodes every rank.
+    auto d = partition_description(3, 2, 2);
+    d.nodes[0].partitions = {{0, 1, 0}};
+    d.nodes[1].partitions = {{0, 0, 1}};
+    d.nodes[2].partitions = {{1, 1, 1}};
+    auto e = d;
+    e.nodes[1].partitions = {{1, 1, 1}};
+    e.nodes[2].partitions = {{0, 0, 1}};
+    const auto a = snapshot::build(d);
+    const auto b = snapshot::build(e);
+    CHECK(a.fingerprint() != b.fingerprint());
+    CHECK(a.probe_digest() == b.probe_digest());
+    CHECK(table_of(a.current()) == std::vector<std::string>{"n0", "n1", "n0", "n2"});
+}
+
+TEST_CASE("snapshot: bad partition tables are refused naming the partition", "[snapshot][partitions][errors]") {
+    const auto s = snapshot::build(partition_description(3, 8, 1));
+    const auto listed = s.successor();
+    const auto fails = [](const snapshot_description& d, errc code, const std::string& fragment) {
+        keyplace::error_info err;
+        CHECK_FALSE(snapshot::try_build(d, err).has_value());
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+    };
+    auto gap = listed;
+    gap.nodes[0].partitions.clear();
+    fails(gap, errc::invalid_partition_table, "is held by no node");
+    auto twice = listed;
+    twice.nodes[0].partitions.push_back(listed.nodes[1].partitions.front());
+    fails(twice, errc::invalid_partition_table, "is held by both");
+    auto outside = listed;
+    outside.nodes[0].partitions.push_back({8, 9, 0});
+    fails(outside, errc::invalid_partition_table, "are not within 0-7 at ranks 0-0");
+    auto rank = listed;
+    rank.nodes[0].partitions.push_back({0, 0, 1});
+    fails(rank, errc::invalid_partition_table, "at ranks 0-0");
+    auto joiner = listed;
+    joiner.nodes.push_back({"j", "", 1.0, {}, node_state::joining, {}, {}, {{0, 0, 0}}});
+    fails(joiner, errc::invalid_partition_table, "node 'j' is joining and so holds no partition now");
+    auto ring = description("ring", 3);
+    ring.nodes[0].partitions = {{0, 0, 0}};
+    fails(ring, errc::invalid_argument, "partitions apply only to strategy 'partitions'");
+    auto q = partition_description(3, 12, 1);
+    fails(q, errc::invalid_partition_count, "12");
+    auto spread = partition_description(3, 8, 1);
+    spread.strategy.params["spread"] = std::string("shelf");
+    fails(spread, errc::unknown_strategy, "'shelf' is not one of node, rack, zone, region");
+    // The description built from is untouched by a failure.
+    CHECK(snapshot::build(listed).fingerprint() == s.fingerprint());
+}
+
+TEST_CASE("snapshot: chosen tokens (strategy tokens) are carried as points and place as the token ring",
+          "[snapshot][tokens]") {
+    auto d = description("tokens", 3);
+    d.nodes[0].points = {100, 9000000000000000000ULL};
+    d.nodes[1].points = {5000000000000000000ULL};
+    d.nodes[2].points = {15000000000000000000ULL};
+    const auto s = snapshot::build(d);
+    std::vector<keyplace::node> plain;
+    std::vector<keyplace::ring_point<std::uint64_t>> pts;
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        plain.push_back({d.nodes[i].id});
+        for (const auto p : d.nodes[i].points) {
+            pts.push_back({p, i});
+        }
+    }
+    const auto ring = keyplace::compat::point_ring<std::uint64_t, keyplace::xxh3>::build(
+        plain, keyplace::compat::given_points<std::uint64_t>(pts));
+    for (const std::uint64_t p : {std::uint64_t{0}, std::uint64_t{100}, std::uint64_t{101}, std::uint64_t{5000000000000000000ULL},
+                                  std::uint64_t{16000000000000000000ULL}}) {
+        CHECK(s.current().member(s.current().pick(p)) == ring.pick(p).value);
+    }
+    // The points are placement: moving one changes the fingerprint.
+    auto moved = d;
+    moved.nodes[1].points = {5000000000000000001ULL};
+    CHECK(fp(moved) != fp(d));
+    auto wrong = description("ring", 2);
+    wrong.nodes[0].points = {1};
+    keyplace::error_info err;
+    CHECK_FALSE(snapshot::try_build(wrong, err).has_value());
+    CHECK(err.code() == errc::invalid_argument);
+    CHECK_THAT(err.message(), Catch::Matchers::Contains("points apply only to strategy 'tokens'"));
+    // A node without points holds nothing (a member of the ring all the same); no points at all
+    // is refused.
+    auto some = description("tokens", 2);
+    some.nodes[0].points = {1};
+    const auto one = snapshot::try_build(some, err);
+    REQUIRE(one.has_value());
+    CHECK(one->current().visit([](const auto& x) { return x.holders(); }) == 1);
+    CHECK_FALSE(snapshot::try_build(description("tokens", 2), err).has_value());
+    CHECK(err.code() == errc::no_points);
+}

@@ -211,7 +211,14 @@ template <class E>
 auto diff(const parsed_args& a) -> std::string {
     const auto keys = key_file(a);
     const auto before_built = E::build(a, a.value(before_option.spec));
-    const auto after_built = E::build(a, a.value(after_option.spec));
+    // A strategy whose state is its history (a partition table) derives the after state.
+    const auto after_built = [&] {
+        if constexpr (requires { E::derive(before_built, a, std::string()); }) {
+            return E::derive(before_built, a, a.value(after_option.spec));
+        } else {
+            return E::build(a, a.value(after_option.spec));
+        }
+    }();
     return use_built(before_built, after_built, [&](const auto& before, const auto& after) -> std::string {
         using S = std::remove_cvref_t<decltype(before)>;
         keyplace::movement_report r;
@@ -313,16 +320,16 @@ struct stats_command {
 };
 
 #if KEYPLACE_CLI_ETCD
-using commands = entry_list<hash_command, locate_command, diff_command, stats_command, redis_create_command,
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
                             redis_rebalance_command, snapshot_create_command, snapshot_verify_command,
                             snapshot_diff_command, shadow_command, plan_command, etcd_publish_command, etcd_current_command, etcd_watch_command, etcd_status_command>;
 #elif KEYPLACE_CLI_SNAPSHOTS
-using commands = entry_list<hash_command, locate_command, diff_command, stats_command, redis_create_command,
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
                             redis_rebalance_command, snapshot_create_command, snapshot_verify_command,
                             snapshot_diff_command, shadow_command, plan_command>;
 #else
 using commands =
-    entry_list<hash_command, locate_command, diff_command, stats_command, redis_create_command, redis_rebalance_command>;
+    entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command, redis_rebalance_command>;
 #endif
 
 /// A command's positional arguments become its options, in order: "verify F" is "verify --file F".

@@ -1,4 +1,5 @@
-// keyplace-cli planning commands: redis create / redis rebalance (redis-cli's slot planner).
+// keyplace-cli planning commands: allocate (Cassandra's token allocation, for a Cassandra ring or
+// the native ring of chosen tokens) and redis create / redis rebalance (redis-cli's slot planner).
 #ifndef KEYPLACE_EXAMPLES_CLI_PLANNING_COMMANDS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_PLANNING_COMMANDS_HPP_INCLUDED
 
@@ -10,6 +11,7 @@
 
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/compat/redis_planner.hpp>
+#include <keyplace/token_allocation.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -124,6 +126,107 @@ inline auto redis_rebalance(const parsed_args& a) -> std::string {
     return json ? "{\"needed\":true,\"balances\":" + json_array(balances) + ",\"moves\":" + json_array(moves) + "}\n"
                 : text;
 }
+
+// ---- allocate ---------------------------------------------------------------------------------
+
+inline constexpr plain_option allocate_strategy_option{
+    {"strategy", "S", "cassandra (signed Murmur3 tokens) or tokens (the native ring of chosen tokens)", true}};
+inline constexpr plain_option allocate_nodes_option{
+    {"nodes", "SPEC", "the ring: --strategy cassandra's or tokens' SPEC entries", true}};
+inline constexpr plain_option add_option{
+    {"add", "ID[@LOCATION]", "the joining node (cassandra: ID@DC/RACK; tokens: ID@REGION/ZONE/RACK)", true}};
+inline constexpr number_option<std::size_t> token_count_option{
+    {"tokens", "N", "tokens for the joining node"}, 16, 1, keyplace::max_allocated_tokens};
+inline constexpr plain_option allocate_replication_option{
+    {"replication", "RF|DC:RF,...",
+     "the replication to balance: cassandra's SimpleStrategy RF or NetworkTopologyStrategy's per datacenter; "
+     "tokens: RF",
+     true}};
+inline constexpr plain_option groups_option{
+    {"spread", "LEVEL", "tokens: copies on distinct nodes, racks, zones or regions (the groups balanced)"}, "node"};
+inline constexpr number_option<std::uint64_t> seed_option{
+    {"seed", "S", "seeds the first tokens of an empty ring or datacenter (Cassandra draws them at random)"}, 0};
+
+/// The allocated tokens: as a SPEC entry for the node file, or {"node", "tokens", "initial_token"}.
+template <class Token>
+auto render_allocation(const std::string& id, const std::string& location, const std::vector<Token>& tokens,
+                       bool json) -> std::string {
+    std::string entry = id + "=";
+    std::string initial;
+    std::vector<std::string> items;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        entry += (i == 0 ? "" : ";") + std::to_string(tokens[i]);
+        initial += (i == 0 ? "" : ",") + std::to_string(tokens[i]);
+        items.push_back(std::to_string(tokens[i]));
+    }
+    if (json) {
+        return "{\"node\":" + json_string(id) + ",\"tokens\":" + json_array(items) +
+               ",\"initial_token\":" + json_string(initial) + "}\n";
+    }
+    return entry + (location.empty() ? "" : "@" + location) + "\n";
+}
+
+inline auto allocate(const parsed_args& a) -> std::string {
+    const std::string strategy = a.value(allocate_strategy_option.spec);
+    const std::string add = a.value(add_option.spec);
+    const std::size_t count = token_count_option.get(a);
+    const std::uint64_t seed = seed_option.get(a);
+    const bool json = a.has(json_flag.spec);
+    const auto replication = cassandra_entry::replication.parse(a.value(allocate_replication_option.spec));
+    const auto at = add.find('@');
+    const std::string location = at == std::string::npos ? "" : add.substr(at + 1);
+    if (strategy == "cassandra") {
+        if (a.has(groups_option.spec)) {
+            usage_error("--spread applies to --strategy tokens; Cassandra's racks come from the SPEC");
+        }
+        const auto ring = keyplace::compat::cassandra_ring::build(
+            parse_entries(a.value(allocate_nodes_option.spec), parse_cassandra_node));
+        // The joining node as a Cassandra entry with a placeholder token: its id and location.
+        auto joiner = parse_cassandra_node(add.substr(0, at) + "=0" + (location.empty() ? "" : "@" + location), "--add");
+        joiner.tokens.clear();
+        const auto tokens =
+            replication.simple
+                ? keyplace::compat::allocate_tokens(ring, joiner, count,
+                                                    keyplace::compat::simple_strategy_replication{*replication.simple},
+                                                    seed)
+                : keyplace::compat::allocate_tokens(
+                      ring, joiner, count, keyplace::compat::network_topology_replication{replication.by_dc}, seed);
+        return render_allocation(joiner.id, location.empty() ? "" : joiner.dc + "/" + joiner.rack, tokens, json);
+    }
+    if (strategy == "tokens") {
+        if (!replication.simple) {
+            usage_error("--replication for --strategy tokens is RF, a positive integer");
+        }
+        keyplace::token_replication r;
+        r.factor = *replication.simple;
+        if (const auto level = a.get(groups_option.spec)) {
+            const auto parsed = keyplace::parse_failure_domain(*level);
+            if (!parsed) {
+                usage_error("--spread " + quote(*level) + " is not a level (node, rack, zone, region)");
+            }
+            r.groups = *parsed;
+        }
+        const auto holders = parse_entries(a.value(allocate_nodes_option.spec), parse_token_node);
+        const auto joiner = parse_node(add, "--add");
+        const auto tokens = keyplace::allocate_tokens(holders, joiner, count, r, seed);
+        return render_allocation(joiner.id, location, tokens, json);
+    }
+    usage_error("allocate --strategy " + quote(strategy) + " is not cassandra or tokens");
+}
+
+struct allocate_command {
+    static constexpr std::string_view name = "allocate";
+    static constexpr std::string_view help =
+        "tokens for a joining node, chosen as Cassandra's allocator does to balance replicated ownership";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr auto options() {
+        return std::tuple{&allocate_strategy_option, &allocate_nodes_option, &add_option,  &token_count_option,
+                          &allocate_replication_option, &groups_option,      &seed_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return allocate(a); }
+};
+
+// ---- redis create / redis rebalance -------------------------------------------------------------
 
 struct redis_create_command {
     static constexpr std::string_view name = "redis create";

@@ -10,6 +10,8 @@
 #include "spec.hpp"
 
 #include <keyplace/keyplace.hpp>
+#include <keyplace/partitions.hpp>
+#include <keyplace/token_allocation.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -427,10 +429,55 @@ struct redis_entry {
     }
 };
 
+struct tokens_entry {
+    static constexpr std::string_view name = "tokens";
+    static constexpr std::string_view help =
+        "a ring of chosen 64-bit tokens (as allocate proposes them), keys hashed with XXH3";
+    static constexpr std::string_view spec_help =
+        "ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]] (unsigned decimal tokens, distinct)";
+    static auto build(const parsed_args&, const std::string& nodes) {
+        const auto holders = parse_entries(nodes, parse_token_node);
+        std::vector<keyplace::node> members;
+        std::vector<keyplace::ring_point<std::uint64_t>> points;
+        for (std::size_t i = 0; i < holders.size(); ++i) {
+            members.push_back(holders[i].member);
+            for (const auto t : holders[i].tokens) {
+                points.push_back({t, static_cast<std::uint32_t>(i)});
+            }
+        }
+        return keyplace::token_ring::build(members, keyplace::compat::given_points<std::uint64_t>(std::move(points)));
+    }
+};
+
+struct partitions_entry {
+    static constexpr std::string_view name = "partitions";
+    static constexpr std::string_view help =
+        "Q equal partitions of the hash space claimed by quota (with --replicas N --spread L: N per partition)";
+    static constexpr number_option<std::uint32_t> partitions{
+        {"partitions", "Q", "partitions, a power of two"}, keyplace::partitions_config{}.partitions, 1};
+    static constexpr auto options() { return std::tuple{&partitions}; }
+    static auto build(const parsed_args& a, const std::string& nodes) {
+        keyplace::partitions_config config;
+        config.partitions = partitions.get(a);
+        // locate's --replicas and --spread shape the table itself: each partition's replicas.
+        if (const auto n = a.get(option_spec{"replicas", "N", ""})) {
+            config.replicas = parse_unsigned<std::uint32_t>(*n).value_or(0);
+        }
+        if (const auto level = a.get(option_spec{"spread", "LEVEL", ""})) {
+            config.spread = keyplace::parse_failure_domain(*level).value_or(config.spread);
+        }
+        return keyplace::partitions::build(parse_spec(nodes), config);
+    }
+    /// diff's after state: the before table transitioned to the new members (the table is state).
+    static auto derive(const keyplace::partitions& before, const parsed_args&, const std::string& nodes) {
+        return before.transitioned(parse_spec(nodes));
+    }
+};
+
 using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, maglev_entry, modulo_entry,
                               envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
                               ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
-                              redis_entry>;
+                              redis_entry, tokens_entry, partitions_entry>;
 
 // ---- what generic code asks of an entry -------------------------------------------------------
 

@@ -105,6 +105,12 @@ auto snapshot_nodes(const std::string& spec) -> std::vector<keyplace::snapshot_n
             n.where.rack = e.rack;
             out.push_back(std::move(n));
         }
+    } else if constexpr (std::is_same_v<E, tokens_entry>) {
+        for (auto& h : parse_entries(spec, parse_token_node)) {
+            keyplace::snapshot_node n{h.member.id, "", h.member.weight, h.member.where};
+            n.points = std::move(h.tokens);
+            out.push_back(std::move(n));
+        }
     } else if constexpr (std::is_same_v<E, redis_entry>) {
         const auto r = parse_redis_spec(spec);
         for (const auto& m : r.nodes) {
@@ -182,6 +188,11 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             usage_error("--spread " + quote(spread) + " is not node, rack, zone or region");
         }
         d.replication = {*copies, *level};
+        if constexpr (std::is_same_v<E, partitions_entry>) {
+            // A partition table's replicas are its copies: the table holds them, spread as asked.
+            d.strategy.params["replicas"] = std::uint64_t{*copies};
+            d.strategy.params["spread"] = spread;
+        }
     }
     d.metadata.reason = a.get(reason_option.spec).value_or("");
     d.metadata.author = a.get(author_option.spec).value_or("");
@@ -298,9 +309,59 @@ inline auto shadow(const parsed_args& a, std::istream& in) -> std::string {
     return a.has(json_flag.spec) ? r.to_json() + "\n" : r.to_text();
 }
 
+/// The plan between two partition tables, partition by partition: each partition whose replicas
+/// change, the copies to make (joins) and drop (leaves); or {"moved", "minimum", "changes"}.
+inline auto partition_plan_report(const keyplace::partition_plan& p, std::size_t max_rows, bool json) -> std::string {
+    const auto ids = [](const std::vector<std::string>& v) {
+        std::vector<std::string> out;
+        for (const auto& id : v) {
+            out.push_back(json_string(id));
+        }
+        return json_array(out);
+    };
+    if (json) {
+        std::vector<std::string> rows;
+        for (const auto& c : p.changes) {
+            rows.push_back("{\"partition\":" + std::to_string(c.partition) + ",\"before\":" + ids(c.before) +
+                           ",\"after\":" + ids(c.after) + ",\"joins\":" + ids(c.joins) +
+                           ",\"leaves\":" + ids(c.leaves) + "}");
+        }
+        return "{\"partitions_changed\":" + std::to_string(p.changes.size()) + ",\"moved\":" +
+               std::to_string(p.moved) + ",\"minimum\":" + std::to_string(p.minimum) +
+               ",\"owner_changes\":" + std::to_string(p.owner_changes) + ",\"changes\":" + json_array(rows) + "}\n";
+    }
+    std::string out = std::to_string(p.changes.size()) + " partitions change: " + std::to_string(p.moved) +
+                      " copies to make (the least any table with these counts needs: " + std::to_string(p.minimum) +
+                      "), " + std::to_string(p.owner_changes) + " owners change\n";
+    const auto join_ids = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& id : v) {
+            s += (s.empty() ? "" : ",") + id;
+        }
+        return s.empty() ? std::string("-") : s;
+    };
+    std::vector<std::vector<std::string>> rows{{"partition", "before", "after"}};
+    for (std::size_t i = 0; i < p.changes.size() && i < max_rows; ++i) {
+        const auto& c = p.changes[i];
+        rows.push_back({std::to_string(c.partition), join_ids(c.before), join_ids(c.after)});
+    }
+    out += text_table(rows);
+    if (p.changes.size() > max_rows) {
+        out += "... " + std::to_string(p.changes.size() - max_rows) + " more (--max-ranges N, or --json)\n";
+    }
+    return out;
+}
+
 inline auto plan(const parsed_args& a) -> std::string {
     const auto before = load_snapshot_file(a.value(before_file_option.spec));
     const auto after = load_snapshot_file(a.value(after_file_option.spec));
+    const auto* tb = std::get_if<keyplace::partitions>(&before->current().strategy());
+    const auto* ta = std::get_if<keyplace::partitions>(&after->current().strategy());
+    if (tb != nullptr && ta != nullptr && tb->partition_count() == ta->partition_count() &&
+        tb->replica_count() == ta->replica_count()) {
+        return partition_plan_report(keyplace::partition_moves(*tb, *ta), max_ranges_option.get(a),
+                                     a.has(json_flag.spec));
+    }
     const auto p = keyplace::plan_transfer(*before, *after);
     return a.has(json_flag.spec) ? p.to_json() + "\n" : p.to_text(max_ranges_option.get(a));
 }

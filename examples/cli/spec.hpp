@@ -10,6 +10,7 @@
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/node.hpp>
+#include <keyplace/token_allocation.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -183,6 +184,31 @@ inline auto parse_cassandra_node(std::string_view entry, const std::string& wher
         e.tokens.push_back(*token);
     }
     return e;
+}
+
+/// Parses one chosen-token entry ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]] (unsigned decimal
+/// tokens): the id and location as parse_node reads them.
+inline auto parse_token_node(std::string_view entry, const std::string& where) -> keyplace::token_holder {
+    const auto at = entry.find('@');
+    const auto head = entry.substr(0, at);
+    const auto eq = head.find('=');
+    if (eq == std::string_view::npos) {
+        input_error(where + ": " + quote(entry) + " has no tokens (ID=TOKEN;TOKEN...)");
+    }
+    std::string plain(head.substr(0, eq));
+    if (at != std::string_view::npos) {
+        plain += entry.substr(at);
+    }
+    keyplace::token_holder h{parse_node(plain, where), {}};
+    for (const auto t : split(head.substr(eq + 1), ';')) {
+        const auto token = parse_unsigned<std::uint64_t>(t);
+        if (!token) {
+            input_error(where + ": token " + quote(t) + " of node " + quote(h.member.id) +
+                        " is not an unsigned decimal 64-bit integer");
+        }
+        h.tokens.push_back(*token);
+    }
+    return h;
 }
 
 /// A Redis slot map as SPEC gives it: ID=RANGE[;RANGE...] entries (RANGE = SLOT or

@@ -648,8 +648,8 @@ private:
     }
 
     auto node(const value& n, const path& at, snapshot_node& out) -> failure {
-        static constexpr std::string_view fields[] = {"id",     "address", "weight", "state", "region",
-                                                      "zone",   "rack",    "tokens", "slots"};
+        static constexpr std::string_view fields[] = {"id",     "address", "weight",     "state", "region", "zone",
+                                                      "rack",   "tokens",  "slots",      "partitions", "points"};
         if (auto f = known(n, at, fields, "a node")) {
             return f;
         }
@@ -695,7 +695,31 @@ private:
         if (auto f = tokens(n, at / "tokens", out.tokens)) {
             return f;
         }
-        return slots(n, at / "slots", out.slots);
+        if (auto f = slots(n, at / "slots", out.slots)) {
+            return f;
+        }
+        if (auto f = partition_spans(n, at / "partitions", out.partitions)) {
+            return f;
+        }
+        return points(n, at / "points", out.points);
+    }
+
+    static auto points(const value& n, const path& at, std::vector<std::uint64_t>& out) -> failure {
+        const value* t = nullptr;
+        if (auto f = list(n, at, t)) {
+            return f;
+        }
+        if (t == nullptr) {
+            return {};
+        }
+        out.reserve(t->items.size());
+        for (std::size_t i = 0; i < t->items.size(); ++i) {
+            if (t->items[i].type != value::kind::whole) {
+                return bad(errc::invalid_document, at[i], shown(t->items[i]) + " is not a whole number from 0 to 2^64-1");
+            }
+            out.push_back(t->items[i].whole);
+        }
+        return {};
     }
 
     static auto weight(const value& w, const path& at, double& out) -> failure {
@@ -772,6 +796,38 @@ private:
                            "[" + std::to_string(first) + ", " + std::to_string(last) + "] is reversed");
             }
             out.push_back({static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last)});
+        }
+        return {};
+    }
+
+    /// [[first, last], [first, last, rank], ...]: rank 0 when left out.
+    static auto partition_spans(const value& n, const path& at, std::vector<partition_span>& out) -> failure {
+        const value* s = nullptr;
+        if (auto f = list(n, at, s)) {
+            return f;
+        }
+        if (s == nullptr) {
+            return {};
+        }
+        out.reserve(s->items.size());
+        for (std::size_t i = 0; i < s->items.size(); ++i) {
+            const value& span = s->items[i];
+            if (span.type != value::kind::array || span.items.size() < 2 || span.items.size() > 3) {
+                return bad(errc::invalid_document, at[i], shown(span) + " is not [first, last] or [first, last, rank]");
+            }
+            std::uint64_t v[3] = {0, 0, 0};
+            const std::uint64_t top[3] = {max_partitions - 1, max_partitions - 1, max_partition_replicas - 1};
+            for (std::size_t k = 0; k < span.items.size(); ++k) {
+                if (auto f = whole_value(span.items[k], at[i][k], 0, top[k], v[k])) {
+                    return f;
+                }
+            }
+            if (v[0] > v[1]) {
+                return bad(errc::invalid_partition_table, at[i],
+                           "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "] is reversed");
+            }
+            out.push_back({static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v[1]),
+                           static_cast<std::uint32_t>(v[2])});
         }
         return {};
     }
@@ -920,6 +976,16 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
                 spans.push_back({s.first, s.last});
             }
             j["slots"] = std::move(spans);
+        }
+        if (!n.points.empty()) {
+            j["points"] = n.points;
+        }
+        if (!n.partitions.empty()) {
+            ordered_json spans = ordered_json::array();
+            for (const auto& s : n.partitions) {
+                spans.push_back(s.rank == 0 ? ordered_json{s.first, s.last} : ordered_json{s.first, s.last, s.rank});
+            }
+            j["partitions"] = std::move(spans);
         }
         nodes.push_back(std::move(j));
     }

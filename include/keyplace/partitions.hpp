@@ -614,6 +614,20 @@ public:
         return detail::report(d.assign_reweighted(*this, id, weight), std::move(d), err);
     }
 
+    /// A new value for another membership — any joins, leaves and weight changes at once —
+    /// derived from this table by one claim, as with() and without() derive one change: with
+    /// n = 1 it moves exactly the minimum for the whole change (a partition of a leaving node
+    /// goes straight to a joining one, never through a third). Throws as build() does.
+    [[nodiscard]] auto transitioned(std::span<const keyplace::node> members) const -> basic_partitions {
+        basic_partitions d;
+        return detail::value_or_raise(d.assign_transition(*this, members), std::move(d));
+    }
+    [[nodiscard]] auto try_transitioned(std::span<const keyplace::node> members, error_info& err) const
+        -> std::optional<basic_partitions> {
+        basic_partitions d;
+        return detail::report(d.assign_transition(*this, members), std::move(d), err);
+    }
+
     /// Q and n.
     [[nodiscard]] auto partition_count() const noexcept -> std::uint32_t { return this->config_.partitions; }
     [[nodiscard]] auto replica_count() const noexcept -> std::uint32_t { return this->config_.replicas; }
@@ -876,6 +890,20 @@ private:
             return f;
         }
         return rebalance(std::move(sorted), from.config_, from.remapped([](std::uint32_t i) { return i; }), &from);
+    }
+
+    auto assign_transition(const basic_partitions& from, std::span<const keyplace::node> input) -> detail::failure {
+        lazy_vector<keyplace::node> sorted;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        // Old node index -> new one (vacant when it left): one claim for the whole change.
+        lazy_vector<std::uint32_t> to(from.nodes_.size(), detail::vacant_slot);
+        for (std::size_t i = 0; i < from.nodes_.size(); ++i) {
+            const std::size_t at = detail::find_sorted(sorted, from.nodes_[i].id);
+            to[i] = at == sorted.size() ? detail::vacant_slot : static_cast<std::uint32_t>(at);
+        }
+        return rebalance(std::move(sorted), from.config_, from.remapped([&to](std::uint32_t i) { return to[i]; }), &from);
     }
 
     auto assign_table(std::span<const keyplace::node> input, const partitions_config& config,

@@ -13,12 +13,14 @@
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/node.hpp>
+#include <keyplace/partitions.hpp>
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/ring.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/version.hpp>
 
@@ -132,6 +134,16 @@ struct slot_span {
     friend auto operator==(const slot_span&, const slot_span&) -> bool = default;
 };
 
+/// Partitions first..last held at one rank (0: the owner) of a partition table (strategy
+/// "partitions").
+struct partition_span {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+    std::uint32_t rank = 0;
+
+    friend auto operator==(const partition_span&, const partition_span&) -> bool = default;
+};
+
 /// A node of a snapshot. id is what placement hashes; address is where to connect, never
 /// hashed (it may change without moving a key). tokens are a Cassandra node's tokens, slots a
 /// Redis node's slot ranges; the other strategies take neither.
@@ -143,6 +155,9 @@ struct snapshot_node {
     node_state state = node_state::active;
     std::vector<std::int64_t> tokens{};
     std::vector<slot_span> slots{};
+    std::vector<partition_span> partitions{};
+    /// The chosen 64-bit tokens of strategy "tokens" (the native ring of chosen points).
+    std::vector<std::uint64_t> points{};
 
     friend auto operator==(const snapshot_node&, const snapshot_node&) -> bool = default;
 };
@@ -267,6 +282,10 @@ private:
 
 template <class T>
 inline constexpr bool is_arc_regions = false;
+template <class S>
+inline constexpr bool is_partition_table = false;
+template <class U>
+inline constexpr bool is_partition_table<basic_partitions<U>> = true;
 template <class P>
 inline constexpr bool is_arc_regions<arc_regions<P>> = true;
 
@@ -280,7 +299,7 @@ public:
     using strategy_variant =
         std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
                      compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
-                     compat::cassandra_ring, compat::redis_cluster>;
+                     compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>>;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -462,14 +481,9 @@ public:
         return d;
     }
     /// The description of the next epoch: this one with epoch + 1, parent_epoch = epoch, no
-    /// digests and no metadata. Change its nodes, then build it.
-    [[nodiscard]] auto successor() const -> snapshot_description {
-        snapshot_description d = d_;
-        d.parent_epoch = d_.epoch;
-        d.epoch = d_.epoch + 1;
-        d.metadata = {};
-        return d;
-    }
+    /// digests and no metadata; for strategy "partitions", the nodes list pending()'s table (the
+    /// table once the transition completes). Change its nodes, then build it.
+    [[nodiscard]] auto successor() const -> snapshot_description;
 
 private:
     snapshot() = default;
@@ -479,8 +493,10 @@ private:
     auto assign(const snapshot_description& d) -> detail::failure;
     static auto check_header(const snapshot_description& d) -> detail::failure;
     static auto fill_params(strategy_spec& spec) -> detail::failure;
-    auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out) const
-        -> detail::failure;
+    auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
+                         const placement* from = nullptr) const -> detail::failure;
+    auto build_partitions(const std::vector<node>& plain, const placement* from,
+                          std::optional<placement::strategy_variant>& built) const -> detail::failure;
     auto placement_fingerprint(const placement& p) const -> digest128;
     static auto combined_fingerprint(const digest128& now, const digest128& after) -> digest128;
 
@@ -502,6 +518,7 @@ struct param_rule {
 
 inline constexpr std::string_view envoy_ring_hashes[] = {"xxh64", "murmur2-envoy"};
 inline constexpr std::string_view ketama_unweighted_hashes[] = {"one-at-a-time", "md5-ketama"};
+inline constexpr std::string_view spread_levels[] = {"node", "rack", "zone", "region"};
 
 /// One snapshot strategy: its name and parameters.
 struct strategy_rule {
@@ -530,6 +547,11 @@ auto strategy_rules() -> const std::vector<strategy_rule>& {
         {"hash-ring", {}},
         {"cassandra", {}},
         {"redis", {}},
+        {"tokens", {}},
+        {"partitions",
+         {{"partitions", std::uint64_t{partitions_config{}.partitions}},
+          {"replicas", std::uint64_t{partitions_config{}.replicas}},
+          {"spread", std::string("node"), spread_levels}}},
     };
     return rules;
 }
@@ -572,7 +594,17 @@ auto place_copies(const void* p, std::uint64_t point, std::span<node_index> out)
 /// table's (or modulus's) owner of every residue, or the node list (README, "Fingerprint").
 template <class S>
 void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t> rank) {
-    if constexpr (region_strategy<S>) {
+    if constexpr (is_partition_table<S>) {
+        // Every rank of every partition: the regions carry only the owners.
+        h.u8(4);
+        h.le32(s.partition_count());
+        h.le32(s.replica_count());
+        for (std::uint32_t p = 0; p < s.partition_count(); ++p) {
+            for (std::uint32_t r = 0; r < s.replica_count(); ++r) {
+                h.le32(rank[s.owner(p, r).value]);
+            }
+        }
+    } else if constexpr (region_strategy<S>) {
         const auto r = s.regions();
         if constexpr (is_arc_regions<std::remove_cvref_t<decltype(r)>>) {
             using P = std::remove_cvref_t<decltype(r.points[0])>;
@@ -604,7 +636,127 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
     }
 }
 
+/// Each snapshot node's partitions in a table: runs of consecutive partitions at one rank.
+inline void write_partition_spans(const partitions& table, const placement& p, std::vector<snapshot_node>& nodes) {
+    for (auto& n : nodes) {
+        n.partitions.clear();
+    }
+    for (std::uint32_t r = 0; r < table.replica_count(); ++r) {
+        for (std::uint32_t q = 0; q < table.partition_count(); ++q) {
+            auto& spans = nodes[p.member(table.owner(q, r))].partitions;
+            if (!spans.empty() && spans.back().rank == r && spans.back().last + 1 == q) {
+                spans.back().last = q;
+            } else {
+                spans.push_back({q, q, r});
+            }
+        }
+    }
+}
+
 }  // namespace detail
+
+inline auto snapshot::successor() const -> snapshot_description {
+    snapshot_description d = d_;
+    d.parent_epoch = d_.epoch;
+    d.epoch = d_.epoch + 1;
+    d.metadata = {};
+    if (const auto* table = std::get_if<partitions>(&pending_->strategy())) {
+        detail::write_partition_spans(*table, *pending_, d.nodes);
+    }
+    return d;
+}
+
+/// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
+/// placement now; after a transition, that table transitioned() to the nodes owning keys after
+/// it (one claim), so every process derives the same table.
+inline auto snapshot::build_partitions(const std::vector<node>& plain, const placement* from,
+                                       std::optional<placement::strategy_variant>& built) const -> detail::failure {
+    const auto& params = d_.strategy.params;
+    const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(params.find(n)->second); };
+    if (number("partitions") > max_partitions || number("replicas") > max_partition_replicas) {
+        return detail::fail(errc::invalid_argument,
+                            "partitions " + std::to_string(number("partitions")) + " with " +
+                                std::to_string(number("replicas")) + " replicas is outside 1.." +
+                                std::to_string(max_partitions) + " with 1.." + std::to_string(max_partition_replicas));
+    }
+    partitions_config config;
+    config.partitions = static_cast<std::uint32_t>(number("partitions"));
+    config.replicas = static_cast<std::uint32_t>(number("replicas"));
+    config.spread = *parse_failure_domain(std::get<std::string>(params.find("spread")->second));
+    error_info err;
+    if (from != nullptr) {
+        auto table = std::get<partitions>(from->strategy()).try_transitioned(plain, err);
+        if (!table) {
+            return err;
+        }
+        built.emplace(std::move(*table));
+        return {};
+    }
+    bool listed = false;
+    for (const auto& n : d_.nodes) {
+        listed = listed || !n.partitions.empty();
+    }
+    if (!listed) {
+        auto fresh = partitions::try_build(plain, config, err);
+        if (!fresh) {
+            return err;
+        }
+        built.emplace(std::move(*fresh));
+        return {};
+    }
+    std::vector<node> sorted;
+    if (auto f = detail::sorted_membership(plain, sorted)) {
+        return f;
+    }
+    constexpr std::uint32_t unset = 0xffffffffU;
+    const std::size_t slots = std::size_t{config.partitions} * config.replicas;
+    std::vector<std::uint32_t> owner(slots, unset);
+    for (const auto& n : d_.nodes) {
+        if (n.partitions.empty()) {
+            continue;
+        }
+        const std::size_t at = detail::find_sorted(sorted, n.id);
+        if (at == sorted.size()) {
+            return detail::fail(errc::invalid_partition_table, "node " + detail::quote(n.id) + " is " +
+                                                                   std::string(to_string(n.state)) +
+                                                                   " and so holds no partition now");
+        }
+        for (const auto& span : n.partitions) {
+            if (span.first > span.last || span.last >= config.partitions || span.rank >= config.replicas) {
+                return detail::fail(errc::invalid_partition_table,
+                                    "node " + detail::quote(n.id) + ": partitions " + std::to_string(span.first) + "-" +
+                                        std::to_string(span.last) + " at rank " + std::to_string(span.rank) +
+                                        " are not within 0-" + std::to_string(config.partitions - 1) + " at ranks 0-" +
+                                        std::to_string(config.replicas - 1));
+            }
+            for (std::uint64_t q = span.first; q <= span.last; ++q) {
+                auto& o = owner[q * config.replicas + span.rank];
+                if (o != unset) {
+                    return detail::fail(errc::invalid_partition_table,
+                                        "partition " + std::to_string(q) + " rank " + std::to_string(span.rank) +
+                                            " is held by both " + detail::quote(sorted[o].id) + " and " +
+                                            detail::quote(n.id));
+                }
+                o = static_cast<std::uint32_t>(at);
+            }
+        }
+    }
+    std::vector<node_index> table(slots);
+    for (std::size_t k = 0; k < slots; ++k) {
+        if (owner[k] == unset) {
+            return detail::fail(errc::invalid_partition_table, "partition " + std::to_string(k / config.replicas) +
+                                                                   " rank " + std::to_string(k % config.replicas) +
+                                                                   " is held by no node");
+        }
+        table[k] = node_index{owner[k]};
+    }
+    auto given = partitions::try_from_table(sorted, config, table, err);
+    if (!given) {
+        return err;
+    }
+    built.emplace(std::move(*given));
+    return {};
+}
 
 inline auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
     constexpr std::string_view prefix = "keyplace.snapshot/";
@@ -688,7 +840,8 @@ inline auto snapshot::fill_params(strategy_spec& spec) -> detail::failure {
 }
 
 inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
-                                      std::shared_ptr<const placement>& out) const -> detail::failure {
+                                      std::shared_ptr<const placement>& out, const placement* from) const
+    -> detail::failure {
     const auto& spec = d_.strategy;
     const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(spec.params.find(n)->second); };
     const auto name = [&](std::string_view n) -> const std::string& {
@@ -697,6 +850,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     const std::string_view sname = spec.name;
     const bool takes_tokens = sname == "cassandra";
     const bool takes_slots = sname == "redis";
+    const bool takes_partitions = sname == "partitions";
+    const bool takes_points = sname == "tokens";
     bool any_slots = false;
     std::vector<node> plain;
     for (const auto m : members) {
@@ -708,6 +863,14 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         if (!n.slots.empty() && !takes_slots) {
             return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
                                                             ": slots apply only to strategy 'redis'");
+        }
+        if (!n.points.empty() && !takes_points) {
+            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
+                                                            ": points apply only to strategy 'tokens'");
+        }
+        if (!n.partitions.empty() && !takes_partitions) {
+            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
+                                                            ": partitions apply only to strategy 'partitions'");
         }
         any_slots = any_slots || !n.slots.empty();
         plain.push_back(detail::as_node(n));
@@ -758,6 +921,20 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                            n.where.rack.empty() ? "rack1" : n.where.rack});
         }
         take(compat::cassandra_ring::try_build(eps, err));
+    } else if (sname == "tokens") {
+        as_given = true;
+        std::vector<ring_point<std::uint64_t>> points;
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            for (const auto t : d_.nodes[members[i]].points) {
+                points.push_back({t, static_cast<std::uint32_t>(i)});
+            }
+        }
+        take(compat::point_ring<std::uint64_t, xxh3>::try_build(
+            plain, compat::given_points<std::uint64_t>(std::move(points)), err));
+    } else if (sname == "partitions") {
+        if (auto f = build_partitions(plain, from, built)) {
+            return f;
+        }
     } else if (sname == "redis") {
         if (!any_slots) {
             // The even split of build_even, through the fallible build.
@@ -999,7 +1176,7 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     if (after == now) {
         pending_ = current_;
-    } else if (auto f = build_placement(after, pending_)) {
+    } else if (auto f = build_placement(after, pending_, current_.get())) {
         return f;
     }
     fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint());
