@@ -2,8 +2,11 @@
 //   balance.svg     the largest node's share over the mean vs points per node, 10 and 100 nodes
 //   coownership.svg the fraction of node pairs that share a replica set (100 nodes, 3 copies)
 //   movement.svg    moved fraction against the minimum for every strategy, one join and one leave
+//   chosen.svg      the largest node's share over the mean against tokens per node, 100 nodes:
+//                   random (the ring's hashed points) against allocated (token_allocation.hpp)
 // Usage: keyplace-charts DIR. Output is deterministic; the tests compare it with examples/charts.
 #include <keyplace/keyplace.hpp>
+#include <keyplace/token_allocation.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -209,6 +212,64 @@ void movement_chart(const std::string& dir) {
     g.save(dir + "/movement.svg", "Keys moved on one join and one leave, against the minimum");
 }
 
+/// The largest node's share over the mean: of the keys it owns (rf 1), or of the copies it holds.
+template <class S>
+auto max_over_mean(const S& s, std::size_t rf) -> double {
+    std::vector<double> share;
+    if (rf == 1) {
+        share = keyplace::ownership(s).share;
+    } else {
+        const auto placer = keyplace::replica_placer<S>::build(std::make_shared<const S>(s), {.count = rf});
+        for (const auto& m : keyplace::replicated_measure(placer)) {
+            share.push_back(keyplace::detail::to_double(m));
+        }
+    }
+    double sum = 0;
+    for (const double x : share) {
+        sum += x;
+    }
+    return *std::max_element(share.begin(), share.end()) / (sum / static_cast<double>(share.size()));
+}
+
+const std::vector<double> token_ticks{1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+void chosen_chart(const std::string& dir) {
+    std::vector<series> all;
+    const auto nodes = make_nodes(100, "node-");
+    for (const std::size_t rf : {1U, 3U}) {
+        series random{"random, RF " + std::to_string(rf), {}, true};
+        series allocated{"allocated, RF " + std::to_string(rf), {}, false};
+        for (const double t : token_ticks) {
+            const auto v = static_cast<std::uint32_t>(t);
+            random.points.emplace_back(t, max_over_mean(keyplace::ring::build(nodes, {.vnodes = v}), rf));
+            // Grown node by node, each joiner's tokens chosen for the ring so far.
+            std::vector<keyplace::token_holder> ring;
+            for (const auto& n : nodes) {
+                auto tokens = keyplace::allocate_tokens(ring, n, v, {.factor = static_cast<std::uint32_t>(rf)}, 1);
+                ring.push_back({n, std::move(tokens)});
+            }
+            std::vector<keyplace::ring_point<std::uint64_t>> points;
+            for (std::uint32_t i = 0; i < ring.size(); ++i) {
+                for (const auto p : ring[i].tokens) {
+                    points.push_back({p, i});
+                }
+            }
+            allocated.points.emplace_back(
+                t, max_over_mean(keyplace::token_ring::build(nodes, keyplace::compat::given_points<std::uint64_t>(points)),
+                                 rf));
+        }
+        all.push_back(random);
+        all.push_back(allocated);
+    }
+    for (auto& s : all) {
+        for (auto& p : s.points) {
+            p.second = std::min(p.second, 4.0);
+        }
+    }
+    line_chart(dir + "/chosen.svg", "Largest node's share over the mean, 100 nodes: random vs allocated tokens",
+               "tokens per node", "max share / mean share", all, 1, 4, token_ticks, {1, 1.5, 2, 2.5, 3, 3.5, 4});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +281,7 @@ int main(int argc, char** argv) {
     balance_chart(dir);
     coownership_chart(dir);
     movement_chart(dir);
-    std::printf("wrote %s/balance.svg, coownership.svg, movement.svg\n", dir.c_str());
+    chosen_chart(dir);
+    std::printf("wrote %s/balance.svg, coownership.svg, movement.svg, chosen.svg\n", dir.c_str());
     return 0;
 }
