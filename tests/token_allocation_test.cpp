@@ -191,7 +191,8 @@ void check_cassandra_bound(std::size_t vnodes) {
                                            : keyplace::allocate_tokens(holders, n, vnodes, r, 1)});
                 ring = std::make_shared<const token_ring>(ring_of(holders));
                 if (holders.size() > 100) {
-                    worst = std::max(worst, max_of(normalised_replicated(ring, rf, rf == 1 ? failure_domain::node : groups)));
+                    const auto spread_level = rf == 1 ? failure_domain::node : groups;
+                    worst = std::max(worst, max_of(normalised_replicated(ring, rf, spread_level)));
                 }
             }
             INFO("vnodes " << vnodes << ", RF " << rf << ", racks " << racks << ": worst max/mean " << worst);
@@ -512,10 +513,12 @@ TEST_CASE("token_allocation: vectors of the independent Python port", "[token_al
                 }
                 const keyplace::compat::cassandra_endpoint e{n.id, {}, "dc1", racks == 0 ? "r0" : n.where.rack};
                 const auto ring = keyplace::compat::cassandra_ring::build(eps);
+                using keyplace::compat::network_topology_replication;
+                using keyplace::compat::simple_strategy_replication;
                 const auto got =
-                    racks == 0 ? keyplace::compat::allocate_tokens(ring, e, vnodes, keyplace::compat::simple_strategy_replication{rf}, seed)
-                               : keyplace::compat::allocate_tokens(
-                                     ring, e, vnodes, keyplace::compat::network_topology_replication{{{"dc1", rf}}}, seed);
+                    racks == 0 ? keyplace::compat::allocate_tokens(ring, e, vnodes, simple_strategy_replication{rf}, seed)
+                               : keyplace::compat::allocate_tokens(ring, e, vnodes,
+                                                                   network_topology_replication{{{"dc1", rf}}}, seed);
                 REQUIRE(got == expected);
                 eps.push_back(e);
                 eps.back().tokens = got;

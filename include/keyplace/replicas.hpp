@@ -236,7 +236,9 @@ private:
 
     replica_placer() = default;
 
-    static auto part(const node& n, failure_domain level) -> const std::string& { return detail::domain_part(n, level); }
+    static auto part(const node& n, failure_domain level) -> const std::string& {
+        return detail::domain_part(n, level);
+    }
     static auto path(const node& n, failure_domain level) -> std::string { return detail::domain_path(n, level); }
     static auto valid(failure_domain level) -> bool { return detail::valid_level(level); }
 

@@ -798,7 +798,7 @@ struct allocation_plan {
 
 template <class = void>
 [[nodiscard]] auto plan_allocation(std::uint32_t factor, bool by_domain, std::size_t domains,
-                                          std::string_view level, std::string_view where, allocation_plan& plan)
+                                   std::string_view level, std::string_view where, allocation_plan& plan)
     -> failure {
     if (factor <= 1) {
         plan = {1, false, false};
@@ -946,9 +946,9 @@ namespace detail {
 // its node's index, sorted.
 template <class = void>
 [[nodiscard]] auto native_allocation(std::span<const node> nodes, std::span<const std::size_t> held,
-                                            std::span<const std::pair<std::uint64_t, std::uint32_t>> tokens,
-                                            const node& new_node, std::size_t count, const token_replication& r,
-                                            std::uint64_t seed, std::vector<std::uint64_t>& out) -> failure {
+                                     std::span<const std::pair<std::uint64_t, std::uint32_t>> tokens,
+                                     const node& new_node, std::size_t count, const token_replication& r,
+                                     std::uint64_t seed, std::vector<std::uint64_t>& out) -> failure {
     if (auto f = check_allocation_count(count)) {
         return f;
     }
@@ -986,8 +986,8 @@ template <class = void>
 
 template <class = void>
 [[nodiscard]] auto native_allocation(std::span<const token_holder> holders, const node& new_node,
-                                            std::size_t count, const token_replication& r, std::uint64_t seed,
-                                            std::vector<std::uint64_t>& out) -> failure {
+                                     std::size_t count, const token_replication& r, std::uint64_t seed,
+                                     std::vector<std::uint64_t>& out) -> failure {
     std::vector<node> nodes;
     std::vector<std::size_t> held;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> tokens;
@@ -1005,8 +1005,8 @@ template <class = void>
 // The ring's points are already sorted by (point, owner).
 template <class = void>
 [[nodiscard]] auto native_allocation(const token_ring& circle, const node& new_node, std::size_t count,
-                                            const token_replication& r, std::uint64_t seed,
-                                            std::vector<std::uint64_t>& out) -> failure {
+                                     const token_replication& r, std::uint64_t seed,
+                                     std::vector<std::uint64_t>& out) -> failure {
     std::vector<std::size_t> held(circle.size(), 0);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> tokens;
     const auto points = circle.points();
@@ -1042,7 +1042,7 @@ template <class = void>
 /// (unsupported_replication).
 template <class = void>
 [[nodiscard]] auto allocate_tokens(std::span<const token_holder> holders, const node& new_node, std::size_t count,
-                                          const token_replication& replication, std::uint64_t seed = 0)
+                                   const token_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> out;
     auto f = detail::native_allocation(holders, new_node, count, replication, seed, out);
@@ -1050,8 +1050,8 @@ template <class = void>
 }
 template <class = void>
 [[nodiscard]] auto try_allocate_tokens(std::span<const token_holder> holders, const node& new_node,
-                                              std::size_t count, const token_replication& replication,
-                                              std::uint64_t seed, error_info& err)
+                                       std::size_t count, const token_replication& replication,
+                                       std::uint64_t seed, error_info& err)
     -> std::optional<std::vector<std::uint64_t>> {
     std::vector<std::uint64_t> out;
     auto f = detail::native_allocation(holders, new_node, count, replication, seed, out);
@@ -1060,7 +1060,7 @@ template <class = void>
 /// As above, for a built ring (its nodes and their points).
 template <class = void>
 [[nodiscard]] auto allocate_tokens(const token_ring& circle, const node& new_node, std::size_t count,
-                                          const token_replication& replication, std::uint64_t seed = 0)
+                                   const token_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> out;
     auto f = detail::native_allocation(circle, new_node, count, replication, seed, out);
@@ -1068,8 +1068,8 @@ template <class = void>
 }
 template <class = void>
 [[nodiscard]] auto try_allocate_tokens(const token_ring& circle, const node& new_node, std::size_t count,
-                                              const token_replication& replication, std::uint64_t seed,
-                                              error_info& err) -> std::optional<std::vector<std::uint64_t>> {
+                                       const token_replication& replication, std::uint64_t seed,
+                                       error_info& err) -> std::optional<std::vector<std::uint64_t>> {
     std::vector<std::uint64_t> out;
     auto f = detail::native_allocation(circle, new_node, count, replication, seed, out);
     return detail::report(std::move(f), std::move(out), err);
@@ -1092,7 +1092,7 @@ namespace detail {
 
 template <class = void>
 [[nodiscard]] auto cassandra_check_endpoint(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e,
-                                         std::size_t count) -> failure {
+                                            std::size_t count) -> failure {
     if (auto f = check_allocation_count(count)) {
         return f;
     }
@@ -1113,7 +1113,7 @@ template <class = void>
 
 template <class = void>
 [[nodiscard]] auto cassandra_members(const compat::cassandra_ring& circle, std::string_view dc, bool whole_ring,
-                                            std::vector<std::pair<std::int64_t, std::uint32_t>>& tokens)
+                                     std::vector<std::pair<std::int64_t, std::uint32_t>>& tokens)
     -> std::vector<allocation_member> {
     std::vector<allocation_member> out;
     for (const auto& n : circle.nodes()) {
@@ -1135,9 +1135,9 @@ template <class = void>
 }
 
 template <class = void>
-[[nodiscard]] auto cassandra_simple_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e, std::size_t count,
-                                            const compat::simple_strategy_replication& r, std::uint64_t seed,
-                                            std::vector<std::int64_t>& out) -> failure {
+[[nodiscard]] auto cassandra_simple_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e,
+                                               std::size_t count, const compat::simple_strategy_replication& r,
+                                               std::uint64_t seed, std::vector<std::int64_t>& out) -> failure {
     if (auto f = cassandra_check_endpoint(circle, e, count)) {
         return f;
     }
@@ -1146,14 +1146,14 @@ template <class = void>
     }
     std::vector<std::pair<std::int64_t, std::uint32_t>> tokens;
     const auto members = cassandra_members(circle, e.dc, true, tokens);
-    return allocate_members<compat::murmur3_token_arithmetic>(members, tokens, cassandra_fresh(e), count, r.rf, false, "rack",
-                                                                         "", seed, out);
+    return allocate_members<compat::murmur3_token_arithmetic>(members, tokens, cassandra_fresh(e), count, r.rf, false,
+                                                              "rack", "", seed, out);
 }
 
 template <class = void>
-[[nodiscard]] auto cassandra_nts_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e, std::size_t count,
-                                         const compat::network_topology_replication& r, std::uint64_t seed,
-                                         std::vector<std::int64_t>& out) -> failure {
+[[nodiscard]] auto cassandra_nts_allocation(const compat::cassandra_ring& circle, const compat::cassandra_endpoint& e,
+                                            std::size_t count, const compat::network_topology_replication& r,
+                                            std::uint64_t seed, std::vector<std::int64_t>& out) -> failure {
     if (auto f = cassandra_check_endpoint(circle, e, count)) {
         return f;
     }
@@ -1200,7 +1200,7 @@ namespace compat {
 /// 1 < racks < rf (unsupported_replication).
 template <class = void>
 [[nodiscard]] auto allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node, std::size_t count,
-                                          const simple_strategy_replication& replication, std::uint64_t seed = 0)
+                                   const simple_strategy_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::int64_t> {
     std::vector<std::int64_t> out;
     auto f = keyplace::detail::cassandra_simple_allocation(circle, new_node, count, replication, seed, out);
@@ -1208,7 +1208,7 @@ template <class = void>
 }
 template <class = void>
 [[nodiscard]] auto allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node, std::size_t count,
-                                          const network_topology_replication& replication, std::uint64_t seed = 0)
+                                   const network_topology_replication& replication, std::uint64_t seed = 0)
     -> std::vector<std::int64_t> {
     std::vector<std::int64_t> out;
     auto f = keyplace::detail::cassandra_nts_allocation(circle, new_node, count, replication, seed, out);
@@ -1216,8 +1216,8 @@ template <class = void>
 }
 template <class = void>
 [[nodiscard]] auto try_allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node,
-                                              std::size_t count, const simple_strategy_replication& replication,
-                                              std::uint64_t seed, error_info& err)
+                                       std::size_t count, const simple_strategy_replication& replication,
+                                       std::uint64_t seed, error_info& err)
     -> std::optional<std::vector<std::int64_t>> {
     std::vector<std::int64_t> out;
     auto f = keyplace::detail::cassandra_simple_allocation(circle, new_node, count, replication, seed, out);
@@ -1225,8 +1225,8 @@ template <class = void>
 }
 template <class = void>
 [[nodiscard]] auto try_allocate_tokens(const cassandra_ring& circle, const cassandra_endpoint& new_node,
-                                              std::size_t count, const network_topology_replication& replication,
-                                              std::uint64_t seed, error_info& err)
+                                       std::size_t count, const network_topology_replication& replication,
+                                       std::uint64_t seed, error_info& err)
     -> std::optional<std::vector<std::int64_t>> {
     std::vector<std::int64_t> out;
     auto f = keyplace::detail::cassandra_nts_allocation(circle, new_node, count, replication, seed, out);
