@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -692,7 +693,7 @@ private:
         if (auto f = text(n, at / "rack", false, out.where.rack)) {
             return f;
         }
-        if (auto f = tokens(n, at / "tokens", out.tokens)) {
+        if (auto f = integers(n, at / "tokens", out.tokens)) {
             return f;
         }
         if (auto f = slots(n, at / "slots", out.slots)) {
@@ -701,25 +702,7 @@ private:
         if (auto f = partition_spans(n, at / "partitions", out.partitions)) {
             return f;
         }
-        return points(n, at / "points", out.points);
-    }
-
-    static auto points(const value& n, const path& at, std::vector<std::uint64_t>& out) -> failure {
-        const value* t = nullptr;
-        if (auto f = list(n, at, t)) {
-            return f;
-        }
-        if (t == nullptr) {
-            return {};
-        }
-        out.reserve(t->items.size());
-        for (std::size_t i = 0; i < t->items.size(); ++i) {
-            if (t->items[i].type != value::kind::whole) {
-                return bad(errc::invalid_document, at[i], shown(t->items[i]) + " is not a whole number from 0 to 2^64-1");
-            }
-            out.push_back(t->items[i].whole);
-        }
-        return {};
+        return integers(n, at / "points", out.points);
     }
 
     static auto weight(const value& w, const path& at, double& out) -> failure {
@@ -745,7 +728,9 @@ private:
         return {};
     }
 
-    static auto tokens(const value& n, const path& at, std::vector<std::int64_t>& out) -> failure {
+    /// An array of whole numbers in T's range: Cassandra tokens (signed) or chosen points (unsigned).
+    template <class T>
+    static auto integers(const value& n, const path& at, std::vector<T>& out) -> failure {
         const value* t = nullptr;
         if (auto f = list(n, at, t)) {
             return f;
@@ -754,21 +739,29 @@ private:
             return {};
         }
         out.reserve(t->items.size());
+        constexpr bool is_signed = std::is_signed_v<T>;
+        constexpr auto top = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
         for (std::size_t i = 0; i < t->items.size(); ++i) {
             const value& v = t->items[i];
-            constexpr auto top = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-            if (v.type == value::kind::negative) {
-                out.push_back(v.negative);
+            if (is_signed && v.type == value::kind::negative) {
+                out.push_back(static_cast<T>(v.negative));
             } else if (v.type == value::kind::whole && v.whole <= top) {
-                out.push_back(static_cast<std::int64_t>(v.whole));
+                out.push_back(static_cast<T>(v.whole));
             } else {
-                return bad(errc::invalid_document, at[i], shown(v) + " is not a whole number from -2^63 to 2^63-1");
+                return bad(errc::invalid_document, at[i],
+                           shown(v) + (is_signed ? " is not a whole number from -2^63 to 2^63-1"
+                                                 : " is not a whole number from 0 to 2^64-1"));
             }
         }
         return {};
     }
 
-    static auto slots(const value& n, const path& at, std::vector<slot_span>& out) -> failure {
+    /// An array of spans [first, last], or with `ranked` also [first, last, rank] (rank 0 when
+    /// left out), each value within its top and first <= last (else `reversed`); add(v) takes
+    /// each span's three values.
+    template <class Add>
+    static auto spans(const value& n, const path& at, const std::uint64_t (&top)[3], bool ranked, errc reversed,
+                      Add&& add) -> failure {
         const value* s = nullptr;
         if (auto f = list(n, at, s)) {
             return f;
@@ -776,60 +769,40 @@ private:
         if (s == nullptr) {
             return {};
         }
-        out.reserve(s->items.size());
-        for (std::size_t i = 0; i < s->items.size(); ++i) {
-            const value& pair = s->items[i];
-            if (pair.type != value::kind::array || pair.items.size() != 2) {
-                return bad(errc::invalid_document, at[i], shown(pair) + " is not a pair [first, last]");
-            }
-            std::uint64_t first = 0;
-            std::uint64_t last = 0;
-            constexpr std::uint64_t top = compat::redis_slot_count - 1;
-            if (auto f = whole_value(pair.items[0], at[i][0], 0, top, first)) {
-                return f;
-            }
-            if (auto f = whole_value(pair.items[1], at[i][1], 0, top, last)) {
-                return f;
-            }
-            if (first > last) {
-                return bad(errc::invalid_slot_range, at[i],
-                           "[" + std::to_string(first) + ", " + std::to_string(last) + "] is reversed");
-            }
-            out.push_back({static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last)});
-        }
-        return {};
-    }
-
-    /// [[first, last], [first, last, rank], ...]: rank 0 when left out.
-    static auto partition_spans(const value& n, const path& at, std::vector<partition_span>& out) -> failure {
-        const value* s = nullptr;
-        if (auto f = list(n, at, s)) {
-            return f;
-        }
-        if (s == nullptr) {
-            return {};
-        }
-        out.reserve(s->items.size());
         for (std::size_t i = 0; i < s->items.size(); ++i) {
             const value& span = s->items[i];
-            if (span.type != value::kind::array || span.items.size() < 2 || span.items.size() > 3) {
-                return bad(errc::invalid_document, at[i], shown(span) + " is not [first, last] or [first, last, rank]");
+            if (span.type != value::kind::array || span.items.size() < 2 || span.items.size() > (ranked ? 3U : 2U)) {
+                return bad(errc::invalid_document, at[i],
+                           shown(span) + (ranked ? " is not [first, last] or [first, last, rank]"
+                                                 : " is not a pair [first, last]"));
             }
             std::uint64_t v[3] = {0, 0, 0};
-            const std::uint64_t top[3] = {max_partitions - 1, max_partitions - 1, max_partition_replicas - 1};
             for (std::size_t k = 0; k < span.items.size(); ++k) {
                 if (auto f = whole_value(span.items[k], at[i][k], 0, top[k], v[k])) {
                     return f;
                 }
             }
             if (v[0] > v[1]) {
-                return bad(errc::invalid_partition_table, at[i],
-                           "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "] is reversed");
+                return bad(reversed, at[i], "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "] is reversed");
             }
-            out.push_back({static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v[1]),
-                           static_cast<std::uint32_t>(v[2])});
+            add(v);
         }
         return {};
+    }
+
+    static auto slots(const value& n, const path& at, std::vector<slot_span>& out) -> failure {
+        constexpr std::uint64_t top = compat::redis_slot_count - 1;
+        return spans(n, at, {top, top, 0}, false, errc::invalid_slot_range, [&](const std::uint64_t(&v)[3]) {
+            out.push_back({static_cast<std::uint16_t>(v[0]), static_cast<std::uint16_t>(v[1])});
+        });
+    }
+
+    static auto partition_spans(const value& n, const path& at, std::vector<partition_span>& out) -> failure {
+        return spans(n, at, {max_partitions - 1, max_partitions - 1, max_partition_replicas - 1}, true,
+                     errc::invalid_partition_table, [&](const std::uint64_t(&v)[3]) {
+                         out.push_back({static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v[1]),
+                                        static_cast<std::uint32_t>(v[2])});
+                     });
     }
 
     auto metadata(const value& doc, const path& at, snapshot_metadata& out) -> failure {
