@@ -721,6 +721,39 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
 #if KEYPLACE_CLI_SNAPSHOTS
 // ---- the snapshot commands ------------------------------------------------------------------
 
+TEST_CASE("cli: a partition table through snapshot create, next and plan", "[cli][snapshot][partitions]") {
+    const auto s1 = run_cli({"snapshot", "create", "--strategy", "partitions", "--partitions", "64", "--nodes",
+                             "a@eu/z1/r1,b@eu/z1/r2,c@eu/z2/r3", "--cluster", "eu", "--copies", "2", "--spread",
+                             "zone"});
+    REQUIRE(s1.status == 0);
+    CHECK_THAT(s1.out, Catch::Matchers::Contains("\"replicas\": 2"));
+    CHECK_THAT(s1.out, Catch::Matchers::Contains("\"spread\": \"zone\""));
+    const auto p1 = temp_file("kp_cli_p1.json", s1.out);
+    // next: d joins (epoch 2); the table is carried, and pending() claims d's quota.
+    const auto s2 = run_cli({"snapshot", "next", p1, "--add", "d@eu/z2/r4", "--reason", "add d"});
+    REQUIRE(s2.status == 0);
+    CHECK_THAT(s2.out, Catch::Matchers::Contains("\"epoch\": 2"));
+    CHECK_THAT(s2.out, Catch::Matchers::Contains("\"state\": \"joining\""));
+    const auto p2 = temp_file("kp_cli_p2.json", s2.out);
+    // The next epoch with d active lists pending()'s table; the library agrees.
+    const auto s3 = run_cli({"snapshot", "next", p2, "--states", "d=active"});
+    REQUIRE(s3.status == 0);
+    const auto p3 = temp_file("kp_cli_p3.json", s3.out);
+    const auto two = keyplace::load_snapshot_json(s2.out);
+    const auto three = keyplace::load_snapshot_json(s3.out);
+    CHECK(three.current().fingerprint() == two.pending().fingerprint());
+    // plan s1 -> s3: partition by partition, d takes its 32 of the 128 slots, the minimum.
+    const auto plan = run_cli({"plan", p1, p3, "--json"});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("\"moved\":32,\"minimum\":32,"));
+    const auto text = run_cli({"plan", p1, p3, "--max-ranges", "3"});
+    CHECK(text.out.rfind("32 partitions change: 32 copies to make", 0) == 0);
+    CHECK_THAT(text.out, Catch::Matchers::Contains("... 29 more"));
+    expect_failure(run_cli({"snapshot", "next", p1, "--states", "zz=active"}), 2,
+                   "--states names 'zz', which is not in the snapshot or --add");
+    expect_failure(run_cli({"snapshot", "next", p1, "--add", "a"}), 1, "'a'");
+}
+
 TEST_CASE("cli: snapshot create writes a document that verify reads back with the same digests",
           "[cli][snapshot]") {
     const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--vnodes", "100", "--nodes",
@@ -792,7 +825,7 @@ TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snaps
 }
 
 TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][snapshot][errors]") {
-    expect_failure(run_cli({"snapshot"}), 2, "snapshot needs a subcommand: create, verify or diff");
+    expect_failure(run_cli({"snapshot"}), 2, "snapshot needs a subcommand: create, next, verify or diff");
     expect_failure(run_cli({"snapshot", "frob"}), 2, "unknown command 'snapshot frob'");
     expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b"}), 2,
                    "missing required option --cluster");

@@ -321,11 +321,11 @@ struct stats_command {
 
 #if KEYPLACE_CLI_ETCD
 using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
-                            redis_rebalance_command, snapshot_create_command, snapshot_verify_command,
+                            redis_rebalance_command, snapshot_create_command, snapshot_next_command, snapshot_verify_command,
                             snapshot_diff_command, shadow_command, plan_command, etcd_publish_command, etcd_current_command, etcd_watch_command, etcd_status_command>;
 #elif KEYPLACE_CLI_SNAPSHOTS
 using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
-                            redis_rebalance_command, snapshot_create_command, snapshot_verify_command,
+                            redis_rebalance_command, snapshot_create_command, snapshot_next_command, snapshot_verify_command,
                             snapshot_diff_command, shadow_command, plan_command>;
 #else
 using commands =
@@ -489,7 +489,7 @@ struct live_streams {
 /// The two-word command families: their first word and the subcommands it takes.
 inline auto subcommands_of(std::string_view first) -> std::string_view {
     if (first == "snapshot") {
-        return "create, verify or diff";
+        return "create, next, verify or diff";
     }
     if (first == "etcd") {
         return "publish, current, watch or status";

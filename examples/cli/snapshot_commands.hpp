@@ -149,18 +149,10 @@ auto snapshot_params(const parsed_args& a) -> std::map<std::string, keyplace::st
     return params;
 }
 
-template <class E>
-auto snapshot_create(const parsed_args& a) -> std::string {
-    keyplace::snapshot_description d;
-    d.cluster = a.value(cluster_option.spec);
-    d.epoch = epoch_option.get(a);
-    d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
-    d.strategy.name = std::string(E::name);
-    d.strategy.params = snapshot_params<E>(a);
-    d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
+/// --states ID=STATE,...: each named node's new state; a name that is not a node is an error.
+inline void apply_states(const parsed_args& a, std::vector<keyplace::snapshot_node>& nodes, std::string_view where) {
     auto states = id_values(a, states_option.spec);
-    auto addresses = id_values(a, addresses_option.spec);
-    for (auto& n : d.nodes) {
+    for (auto& n : nodes) {
         if (const auto s = states.find(n.id); s != states.end()) {
             const auto state = keyplace::parse_node_state(s->second);
             if (!state) {
@@ -170,13 +162,28 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             n.state = *state;
             states.erase(s);
         }
+    }
+    if (!states.empty()) {
+        usage_error("--states names " + quote(states.begin()->first) + ", which is not in " + std::string(where));
+    }
+}
+
+template <class E>
+auto snapshot_create(const parsed_args& a) -> std::string {
+    keyplace::snapshot_description d;
+    d.cluster = a.value(cluster_option.spec);
+    d.epoch = epoch_option.get(a);
+    d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
+    d.strategy.name = std::string(E::name);
+    d.strategy.params = snapshot_params<E>(a);
+    d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
+    apply_states(a, d.nodes, "--nodes");
+    auto addresses = id_values(a, addresses_option.spec);
+    for (auto& n : d.nodes) {
         if (const auto ad = addresses.find(n.id); ad != addresses.end()) {
             n.address = ad->second;
             addresses.erase(ad);
         }
-    }
-    if (!states.empty()) {
-        usage_error("--states names " + quote(states.begin()->first) + ", which is not in --nodes");
     }
     if (!addresses.empty()) {
         usage_error("--addresses names " + quote(addresses.begin()->first) + ", which is not in --nodes");
@@ -194,6 +201,41 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             d.strategy.params["spread"] = spread;
         }
     }
+    d.metadata.reason = a.get(reason_option.spec).value_or("");
+    d.metadata.author = a.get(author_option.spec).value_or("");
+    d.metadata.created_ms = created_option.find(a).value_or(0);
+    keyplace::error_info err;
+    const auto s = keyplace::snapshot::try_build(d, err);
+    if (!s) {
+        input_error(err.message());
+    }
+    return keyplace::write_snapshot_json(*s);
+}
+
+inline constexpr plain_option add_nodes_option{
+    {"add", "SPEC", "nodes to add, in the strategy's SPEC form (joining unless --states says otherwise)"}};
+
+/// snapshot next: the successor of a snapshot (epoch + 1; a partition table carried as pending()
+/// left it), with nodes added and states changed.
+inline auto snapshot_next(const parsed_args& a) -> std::string {
+    const auto before = load_snapshot_file(a.value(file_option.spec));
+    auto d = before->successor();
+    if (const auto add = a.get(add_nodes_option.spec)) {
+        bool known = false;
+        for_each_entry(strategies{}, [&]<class E>(std::type_identity<E>) {
+            if (E::name == d.strategy.name) {
+                known = true;
+                for (auto& n : snapshot_nodes<E>(*add)) {
+                    n.state = keyplace::node_state::joining;
+                    d.nodes.push_back(std::move(n));
+                }
+            }
+        });
+        if (!known) {
+            usage_error("--add: strategy " + quote(d.strategy.name) + " has no SPEC form here");
+        }
+    }
+    apply_states(a, d.nodes, "the snapshot or --add");
     d.metadata.reason = a.get(reason_option.spec).value_or("");
     d.metadata.author = a.get(author_option.spec).value_or("");
     d.metadata.created_ms = created_option.find(a).value_or(0);
@@ -383,6 +425,19 @@ struct snapshot_create_command {
     }
 };
 
+struct snapshot_next_command {
+    static constexpr std::string_view name = "snapshot next";
+    static constexpr std::string_view help =
+        "the next epoch of a snapshot: nodes added (joining) and states changed; a partition table carried";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() {
+        return std::tuple{&file_option, &add_nodes_option, &states_option, &reason_option, &author_option,
+                          &created_option};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string { return snapshot_next(a); }
+};
+
 struct snapshot_verify_command {
     static constexpr std::string_view name = "snapshot verify";
     static constexpr std::string_view help = "validates a snapshot document; prints its epoch and both digests";
@@ -407,6 +462,7 @@ struct shadow_command {
     static constexpr std::string_view name = "shadow";
     static constexpr std::string_view help = "the keys on stdin (one request a line) under two snapshots";
     static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &sample_option, &json_flag};
     }
@@ -415,8 +471,10 @@ struct shadow_command {
 
 struct plan_command {
     static constexpr std::string_view name = "plan";
-    static constexpr std::string_view help = "the ranges whose copies change between two snapshots";
+    static constexpr std::string_view help =
+        "the ranges (or partitions) whose copies change between two snapshots";
     static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
     }
