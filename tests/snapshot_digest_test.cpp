@@ -78,9 +78,9 @@ auto parse_spread(const std::string& s) -> keyplace::failure_domain {
     throw std::runtime_error("bad spread level: '" + s + "'");
 }
 
-/// ID[*WEIGHT][@STATE][~REGION/ZONE/RACK][#TOKEN;...][$FIRST-LAST;...]
+/// ID[*WEIGHT][@STATE][~REGION/ZONE/RACK][#TOKEN;...][$FIRST-LAST;...][%POINT;...][^FIRST-LAST[:RANK];...]
 auto parse_node(const std::string& entry) -> snapshot_node {
-    constexpr std::string_view sigils = "*@~#$";
+    constexpr std::string_view sigils = "*@~#$%^";
     std::size_t at = entry.find_first_of(sigils);
     snapshot_node n;
     n.id = entry.substr(0, at);
@@ -108,6 +108,23 @@ auto parse_node(const std::string& entry) -> snapshot_node {
             case '#':
                 for (const auto& t : split(part, ';')) {
                     n.tokens.push_back(parse_number<std::int64_t>(t, "token"));
+                }
+                break;
+            case '%':
+                for (const auto& t : split(part, ';')) {
+                    n.points.push_back(parse_number<std::uint64_t>(t, "point"));
+                }
+                break;
+            case '^':
+                for (const auto& r : split(part, ';')) {
+                    const auto ranked = split(r, ':');
+                    const auto ends = split(ranked.at(0), '-');
+                    if (ends.size() != 2 || ranked.size() > 2) {
+                        throw std::runtime_error("bad partition span: '" + r + "'");
+                    }
+                    n.partitions.push_back({parse_number<std::uint32_t>(ends[0], "partition"),
+                                            parse_number<std::uint32_t>(ends[1], "partition"),
+                                            ranked.size() == 2 ? parse_number<std::uint32_t>(ranked[1], "rank") : 0U});
                 }
                 break;
             default:  // '$'
@@ -227,7 +244,7 @@ TEST_CASE("snapshot: golden fingerprints and probe digests from the independent 
     // Every strategy a snapshot can hold has at least one golden case.
     std::sort(strategies.begin(), strategies.end());
     strategies.erase(std::unique(strategies.begin(), strategies.end()), strategies.end());
-    CHECK(strategies.size() == 15);
+    CHECK(strategies.size() == 17);
 }
 
 TEST_CASE("snapshot: a description stating the golden digests builds, one changed digit is a fingerprint_mismatch",

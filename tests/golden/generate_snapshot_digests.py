@@ -79,7 +79,7 @@ def to_signed64(x: int) -> int:
 
 class Node:
     def __init__(self, nid: str, weight: float = 1.0, state: str = "active",
-                 where: str = "", tokens=None, slots=None):
+                 where: str = "", tokens=None, slots=None, points=None, partitions=None):
         self.id = nid
         self.bid = nid.encode()
         self.weight = float(weight)
@@ -87,6 +87,8 @@ class Node:
         self.where = where            # "region/zone/rack", "" for none
         self.tokens = tokens or []    # Cassandra tokens (signed)
         self.slots = slots or []      # Redis ranges [(first, last)]
+        self.points = points or []    # chosen tokens of strategy "tokens" (unsigned)
+        self.partitions = partitions or []  # partition spans [(first, last, rank)]
 
     def spec(self) -> str:
         """The node's entry in a golden line (see the file header)."""
@@ -102,6 +104,10 @@ class Node:
             s += "#" + ";".join(str(t) for t in self.tokens)
         if self.slots:
             s += "$" + ";".join(f"{a}-{b}" for a, b in self.slots)
+        if self.points:
+            s += "%" + ";".join(str(t) for t in self.points)
+        if self.partitions:
+            s += "^" + ";".join(f"{a}-{b}" + (f":{r}" if r else "") for a, b, r in self.partitions)
         return s
 
 
@@ -728,6 +734,60 @@ class Redis:
         return table_state(self.owners, self.ranks)
 
 
+# Chosen tokens and partition tables -----------------------------------------------
+
+class Tokens:
+    """The native ring of chosen points ("tokens"): a ring (README: point_ring, keys
+    hashed with XXH3 as the native ring), first point >= h, wrapping."""
+
+    def __init__(self, nodes, params):
+        self.ranks = ranks_of(nodes)
+        ring = [(t, n) for n in nodes for t in n.points]
+        check_distinct([t for t, _ in ring], "tokens")
+        ring.sort(key=lambda e: e[0])
+        self.ring = ring
+        self.values = [t for t, _ in ring]
+
+    def owner_of(self, key):
+        i = bisect.bisect_left(self.values, xxh3(key))
+        return self.ring[0 if i == len(self.ring) else i][1]
+
+    def built_state(self):
+        return ring_state(8, 0, self.ring, self.ranks)
+
+
+class Partitions:
+    """A listed partition table (README: "A partition table is state the snapshot
+    carries"): Q partitions by the top log2(Q) bits of the key's XXH3, n ranks each.
+    Only listed tables here: a fresh claim or a transition follows claim rules this
+    reference does not port."""
+
+    def __init__(self, nodes, params):
+        self.ranks = ranks_of(nodes)
+        self.q, self.n = params["partitions"], params["replicas"]
+        self.bits = self.q.bit_length() - 1
+        assert 1 << self.bits == self.q
+        table = [[None] * self.n for _ in range(self.q)]
+        for node in nodes:
+            for a, b, r in node.partitions:
+                for p in range(a, b + 1):
+                    assert table[p][r] is None, f"partition {p} rank {r} twice"
+                    table[p][r] = node
+        assert all(x is not None for row in table for x in row), "a gap in the table"
+        assert all(len({x.bid for x in row}) == self.n for row in table), "a node twice in a partition"
+        self.table = table
+
+    def owner_of(self, key):
+        p = (xxh3(key) >> (64 - self.bits)) if self.bits else 0
+        return self.table[p][0]
+
+    def built_state(self):
+        out = [b"\x04", le32(self.q), le32(self.n)]
+        for row in self.table:
+            out += [le32(self.ranks[x.bid]) for x in row]
+        return b"".join(out)
+
+
 # --- the strategies, their parameters and defaults (README: description) -----
 
 STRATEGIES = {
@@ -747,6 +807,8 @@ STRATEGIES = {
     "hash-ring": (HashRing, {}),
     "cassandra": (Cassandra, {}),
     "redis": (Redis, {}),
+    "tokens": (Tokens, {}),
+    "partitions": (Partitions, {"partitions": 1024, "replicas": 1, "spread": "node"}),
 }
 SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
 
@@ -955,6 +1017,28 @@ def cases():
         comment="40-hex node names, one node with two ranges")
     add("redis_even4", "redis", N("127.0.0.1:7003,127.0.0.1:7000,127.0.0.1:7002,127.0.0.1:7001"),
         comment="no slots: the even split by id, 4096 slots each")
+    # chosen tokens
+    add("tokens_three", "tokens",
+        [Node("t-b", points=[5000000000000000000]),
+         Node("t-a", points=[100, 9000000000000000000]),
+         Node("t-c", points=[15000000000000000000, 18446744073709551615])],
+        comment="unsigned points, node order as given; the top point 2^64-1")
+    add("tokens_joining", "tokens",
+        [Node("t-a", points=[100, 9000000000000000000]),
+         Node("t-b", points=[5000000000000000000]),
+         Node("t-d", state="joining", points=[12000000000000000000, 3000000000000000000])],
+        replication=(2, "node"))
+    # listed partition tables
+    add("partitions_q8", "partitions",
+        [Node("p-c", partitions=[(6, 7, 0)]), Node("p-a", partitions=[(0, 2, 0)]),
+         Node("p-b", partitions=[(3, 5, 0)])],
+        {"partitions": 8}, comment="keys by the top 3 bits of XXH3")
+    add("partitions_q4_n2_rack", "partitions",
+        [Node("p-a", where="eu/z1/r1", partitions=[(0, 1, 0), (2, 2, 1)]),
+         Node("p-b", where="eu/z1/r2", partitions=[(2, 3, 0), (0, 0, 1)]),
+         Node("p-c", where="eu/z2/r3", partitions=[(1, 1, 1), (3, 3, 1)])],
+        {"partitions": 4, "replicas": 2, "spread": "rack"}, replication=(2, "rack"),
+        comment="every rank is in the fingerprint: p0 a,b; p1 a,c; p2 b,a; p3 b,c")
     return C
 
 
@@ -1090,7 +1174,8 @@ HEADER = """\
 #   case NAME strategy=S params=P replication=COUNT/SPREAD nodes=NODES fingerprint=HEX probe=HEX
 # S       a snapshot strategy name (ring, rendezvous, jump, jump-guava, maglev,
 #         modulo, envoy-ring, envoy-maglev, ketama, ketama-spy,
-#         ketama-unweighted, libketama, hash-ring, cassandra, redis).
+#         ketama-unweighted, libketama, hash-ring, cassandra, redis, tokens,
+#         partitions).
 # P       "-" (none given), or NAME:VALUE pairs separated by ','; a VALUE of
 #         decimal digits is a number, anything else a name. Parameters left out
 #         take their defaults, which the fingerprint includes.
@@ -1098,10 +1183,13 @@ HEADER = """\
 # NODES   node entries separated by ',', in the description's order (jump's
 #         buckets, the compat rings' server index, Envoy's ring host order):
 #           ID[*WEIGHT][@STATE][~REGION/ZONE/RACK][#TOKEN;TOKEN...][$FIRST-LAST;...]
+#             [%POINT;POINT...][^FIRST-LAST[:RANK];...]
 #         WEIGHT a decimal double (default 1.0); STATE joining, active (default),
 #         leaving or left; ~ the location (trailing parts may be absent);
-#         # Cassandra tokens, signed decimal; $ Redis slot ranges, inclusive.
-#         Ids contain none of , * @ ~ # $ or white space.
+#         # Cassandra tokens, signed decimal; $ Redis slot ranges, inclusive;
+#         % the chosen points of "tokens", unsigned decimal; ^ partition spans,
+#         inclusive, at RANK (default 0).
+#         Ids contain none of , * @ ~ # $ % ^ or white space.
 # HEX     32 lowercase hex digits, the high half first (xxhsum -H2): the
 #         snapshot's fingerprint() (over current() and pending()) and its
 #         probe_digest() (current()'s owners of keyplace.probe.0 .. 4095).
