@@ -750,6 +750,12 @@ TEST_CASE("snapshot: bad partition tables are refused naming the partition", "[s
     fails(ring, errc::invalid_argument, "partitions apply only to strategy 'partitions'");
     auto q = partition_description(3, 12, 1);
     fails(q, errc::invalid_partition_count, "12");
+    // Values wider than the table's fields are refused before they are narrowed.
+    fails(partition_description(3, (std::uint64_t{1} << 32) + 8, 1), errc::invalid_partition_count,
+          "partition count 4294967304 is outside 1..1048576");
+    fails(partition_description(3, 8, (std::uint64_t{1} << 32) + 1), errc::invalid_replica_count,
+          "replica count 4294967297 is outside 1..64");
+    fails(partition_description(3, 8, 4), errc::invalid_replica_count, "replica count 4 is more than the 3 nodes");
     auto spread = partition_description(3, 8, 1);
     spread.strategy.params["spread"] = std::string("shelf");
     fails(spread, errc::unknown_strategy, "'shelf' is not one of node, rack, zone, region");

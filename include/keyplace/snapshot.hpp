@@ -673,11 +673,14 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
                                        std::optional<placement::strategy_variant>& built) const -> detail::failure {
     const auto& params = d_.strategy.params;
     const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(params.find(n)->second); };
-    if (number("partitions") > max_partitions || number("replicas") > max_partition_replicas) {
-        return detail::fail(errc::invalid_argument,
-                            "partitions " + std::to_string(number("partitions")) + " with " +
-                                std::to_string(number("replicas")) + " replicas is outside 1.." +
-                                std::to_string(max_partitions) + " with 1.." + std::to_string(max_partition_replicas));
+    // Wider than the config's fields: refused here, in the library's words, before narrowing.
+    if (number("partitions") > max_partitions) {
+        return detail::fail(errc::invalid_partition_count, "partition count " + std::to_string(number("partitions")) +
+                                                               " is outside 1.." + std::to_string(max_partitions));
+    }
+    if (number("replicas") > max_partition_replicas) {
+        return detail::fail(errc::invalid_replica_count, "replica count " + std::to_string(number("replicas")) +
+                                                             " is outside 1.." + std::to_string(max_partition_replicas));
     }
     partitions_config config;
     config.partitions = static_cast<std::uint32_t>(number("partitions"));
