@@ -1,7 +1,8 @@
 // keyplace — which node owns a key. Umbrella header: every placement header (strategies, compat
-// modes, replicas, analysis, token allocation). The fleet headers — snapshot.hpp, publisher.hpp,
-// shadow.hpp, transfer_plan.hpp and json.hpp (which needs nlohmann_json) — are included on their
-// own.
+// modes, replicas, analysis). The planners — token_allocation.hpp and compat/redis_planner.hpp —
+// and the fleet headers — snapshot.hpp, publisher.hpp, shadow.hpp, transfer_plan.hpp and json.hpp
+// (which needs nlohmann_json) — are included on their own: a placement-only translation unit
+// does not pay for them.
 #ifndef KEYPLACE_KEYPLACE_HPP_INCLUDED
 #define KEYPLACE_KEYPLACE_HPP_INCLUDED
 
@@ -23,7 +24,6 @@
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
-#include <keyplace/token_allocation.hpp>
 #include <keyplace/version.hpp>
 
 #endif
