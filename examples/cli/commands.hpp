@@ -320,16 +320,19 @@ struct stats_command {
 };
 
 #if KEYPLACE_CLI_ETCD
-using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
-                            redis_rebalance_command, snapshot_create_command, snapshot_next_command, snapshot_verify_command,
-                            snapshot_diff_command, shadow_command, plan_command, etcd_publish_command, etcd_current_command, etcd_watch_command, etcd_status_command>;
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command,
+                            redis_create_command, redis_rebalance_command, snapshot_create_command,
+                            snapshot_next_command, snapshot_verify_command, snapshot_diff_command, shadow_command,
+                            plan_command, etcd_publish_command, etcd_current_command, etcd_watch_command,
+                            etcd_status_command>;
 #elif KEYPLACE_CLI_SNAPSHOTS
-using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command,
-                            redis_rebalance_command, snapshot_create_command, snapshot_next_command, snapshot_verify_command,
-                            snapshot_diff_command, shadow_command, plan_command>;
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command,
+                            redis_create_command, redis_rebalance_command, snapshot_create_command,
+                            snapshot_next_command, snapshot_verify_command, snapshot_diff_command, shadow_command,
+                            plan_command>;
 #else
-using commands =
-    entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command, redis_create_command, redis_rebalance_command>;
+using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command,
+                            redis_create_command, redis_rebalance_command>;
 #endif
 
 /// A command's positional arguments become its options, in order: "verify F" is "verify --file F".
