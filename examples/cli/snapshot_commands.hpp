@@ -168,6 +168,19 @@ inline void apply_states(const parsed_args& a, std::vector<keyplace::snapshot_no
     }
 }
 
+/// The document of a description, with --reason, --author and --created-ms as its metadata.
+inline auto built_document(const parsed_args& a, keyplace::snapshot_description& d) -> std::string {
+    d.metadata.reason = a.get(reason_option.spec).value_or("");
+    d.metadata.author = a.get(author_option.spec).value_or("");
+    d.metadata.created_ms = created_option.find(a).value_or(0);
+    keyplace::error_info err;
+    const auto s = keyplace::snapshot::try_build(d, err);
+    if (!s) {
+        input_error(err.message());
+    }
+    return keyplace::write_snapshot_json(*s);
+}
+
 template <class E>
 auto snapshot_create(const parsed_args& a) -> std::string {
     keyplace::snapshot_description d;
@@ -201,15 +214,7 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             d.strategy.params["spread"] = spread;
         }
     }
-    d.metadata.reason = a.get(reason_option.spec).value_or("");
-    d.metadata.author = a.get(author_option.spec).value_or("");
-    d.metadata.created_ms = created_option.find(a).value_or(0);
-    keyplace::error_info err;
-    const auto s = keyplace::snapshot::try_build(d, err);
-    if (!s) {
-        input_error(err.message());
-    }
-    return keyplace::write_snapshot_json(*s);
+    return built_document(a, d);
 }
 
 inline constexpr plain_option add_nodes_option{
@@ -236,15 +241,7 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
         }
     }
     apply_states(a, d.nodes, "the snapshot or --add");
-    d.metadata.reason = a.get(reason_option.spec).value_or("");
-    d.metadata.author = a.get(author_option.spec).value_or("");
-    d.metadata.created_ms = created_option.find(a).value_or(0);
-    keyplace::error_info err;
-    const auto s = keyplace::snapshot::try_build(d, err);
-    if (!s) {
-        input_error(err.message());
-    }
-    return keyplace::write_snapshot_json(*s);
+    return built_document(a, d);
 }
 
 inline auto state_counts(const keyplace::snapshot& s) -> std::map<std::string, std::size_t> {

@@ -657,24 +657,41 @@ def cassandra_token(key: bytes) -> int:
     return (1 << 63) - 1 if t == -(1 << 63) else t
 
 
-class Cassandra:
-    """The token ring: a key's primary is the node of the first token >= its
-    token (signed order), wrapping."""
+class GivenPoints:
+    """A ring of points the nodes list themselves (8-byte points, first point >= h,
+    wrapping): the subclass names the node field and the key hash."""
+
+    name = ""
 
     def __init__(self, nodes, params):
         self.ranks = ranks_of(nodes)
-        ring = [(t, n) for n in nodes for t in n.tokens]
-        check_distinct([t for t, _ in ring], "cassandra")
+        ring = [(t, n) for n in nodes for t in self.points_of(n)]
+        check_distinct([t for t, _ in ring], self.name)
         ring.sort(key=lambda e: e[0])
         self.ring = ring
         self.values = [t for t, _ in ring]
 
     def owner_of(self, key):
-        i = bisect.bisect_left(self.values, cassandra_token(key))
+        i = bisect.bisect_left(self.values, self.key_point(key))
         return self.ring[0 if i == len(self.ring) else i][1]
 
     def built_state(self):
         return ring_state(8, 0, self.ring, self.ranks)
+
+
+class Cassandra(GivenPoints):
+    """The token ring: a key's primary is the node of the first token >= its
+    token (signed order), wrapping."""
+
+    name = "cassandra"
+
+    @staticmethod
+    def points_of(n):
+        return n.tokens
+
+    @staticmethod
+    def key_point(key):
+        return cassandra_token(key)
 
 
 # Redis Cluster -----------------------------------------------------------------
@@ -736,24 +753,19 @@ class Redis:
 
 # Chosen tokens and partition tables -----------------------------------------------
 
-class Tokens:
+class Tokens(GivenPoints):
     """The native ring of chosen points ("tokens"): a ring (README: point_ring, keys
     hashed with XXH3 as the native ring), first point >= h, wrapping."""
 
-    def __init__(self, nodes, params):
-        self.ranks = ranks_of(nodes)
-        ring = [(t, n) for n in nodes for t in n.points]
-        check_distinct([t for t, _ in ring], "tokens")
-        ring.sort(key=lambda e: e[0])
-        self.ring = ring
-        self.values = [t for t, _ in ring]
+    name = "tokens"
 
-    def owner_of(self, key):
-        i = bisect.bisect_left(self.values, xxh3(key))
-        return self.ring[0 if i == len(self.ring) else i][1]
+    @staticmethod
+    def points_of(n):
+        return n.points
 
-    def built_state(self):
-        return ring_state(8, 0, self.ring, self.ranks)
+    @staticmethod
+    def key_point(key):
+        return xxh3(key)
 
 
 class Partitions:

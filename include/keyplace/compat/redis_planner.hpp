@@ -67,12 +67,12 @@ namespace compat {
     std::vector<std::vector<std::size_t>> by_host;
     for (std::size_t i = 0; i < addresses.size(); ++i) {
         const auto host = redis_address_host(addresses[i]);
-        const auto it = std::find(hosts.begin(), hosts.end(), host);
-        if (it == hosts.end()) {
+        const auto h = static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), host) - hosts.begin());
+        if (h == hosts.size()) {
             hosts.push_back(host);
             by_host.emplace_back();
         }
-        by_host[static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), host) - hosts.begin())].push_back(i);
+        by_host[h].push_back(i);
     }
     std::vector<std::size_t> order;
     for (std::size_t round = 0; order.size() < addresses.size(); ++round) {
