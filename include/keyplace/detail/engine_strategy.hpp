@@ -18,8 +18,8 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
-/// Engine provides pick(point), walk(point, visit&), holders(), count(node_index), regions()
-/// and memory_bytes(); Derived fills engine_ (and nodes_) in its assign().
+/// Engine provides pick(point), pick_batch(points, out, n), walk(point, visit&), holders(),
+/// count(node_index), regions() and memory_bytes(); Derived fills engine_ (and nodes_) in its assign().
 template <class Derived, class Engine, hasher KeyHash, class Member, class Config, derivation Derives,
           node_order Order>
 class engine_strategy : public lifecycle<Derived, Member, Config, Derives, Order> {
@@ -28,6 +28,14 @@ public:
 
     /// The owner of a hashed key. O(1) expected.
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return engine_.pick(point); }
+    /// out[i] = pick(points[i]) for i < n = min(points.size(), out.size()); returns n. Overlaps
+    /// the memory accesses of neighbouring lookups (software prefetch).
+    [[nodiscard]] auto pick_batch(std::span<const std::uint64_t> points, std::span<node_index> out) const noexcept
+        -> std::size_t {
+        const std::size_t n = points.size() < out.size() ? points.size() : out.size();
+        engine_.pick_batch(points.data(), out.data(), n);
+        return n;
+    }
     /// The first min(out.size(), holders()) distinct nodes of walk(point).
     [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept -> std::size_t {
         return collect_distinct(*this, point, out);

@@ -109,6 +109,11 @@ public:
         }
     }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return entry(mod_(point)); }
+    void pick_batch(const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = pick(points[i]);
+        }
+    }
     /// Slots held by node i.
     [[nodiscard]] auto count(node_index i) const noexcept -> std::uint64_t { return counts_[i.value]; }
     [[nodiscard]] auto holders() const noexcept -> std::size_t { return holders_; }

@@ -187,6 +187,11 @@ public:
     }
 
     [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return owners_[entry_of(hash)]; }
+    void pick_batch(const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = pick(points[i]);
+        }
+    }
 
     /// Visits the owners of the points from entry_of(hash) on, once around, until visit returns
     /// false: every holder, a node once per point.
