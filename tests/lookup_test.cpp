@@ -1,0 +1,499 @@
+// Differential tests of the lookup paths (issue 17): every ring's pick, entry_of and pick_batch
+// against std::lower_bound (std::upper_bound under lookup_rule::after) with wrap over the sorted
+// points, and against our own sorted copy of the points we gave.
+#include "keyplace_catch.hpp"
+#include "support.hpp"
+
+#include <keyplace/compat/cassandra.hpp>
+#include <keyplace/compat/envoy.hpp>
+#include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/point_ring.hpp>
+#include <keyplace/ring.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using keyplace::lookup_rule;
+using keyplace::node_index;
+using keyplace::compat::given_points;
+using keyplace::compat::ring_point;
+using namespace keyplace_test;
+
+namespace {
+
+constexpr std::uint64_t all_ones = std::numeric_limits<std::uint64_t>::max();
+
+// The owner table's bucket bits for T points, as the engine documents them:
+// clamp(round(log2 T) + 2, 2, 26), round(log2 T) = floor(log2 T) + (T^2 >= 2^(2 floor + 1)).
+// Only the probes depend on it; a wrong b here would weaken the test, not fail it.
+auto table_bits(std::size_t t) -> unsigned {
+    const auto f = static_cast<unsigned>(std::bit_width(t) - 1);
+    const auto sq = static_cast<std::uint64_t>(t) * t;  // t <= 2^28: fits
+    const unsigned r = f + (sq >= (std::uint64_t{1} << (2 * f + 1)) ? 1U : 0U);
+    return std::clamp(r + 2, 2U, 26U);
+}
+
+// A 64-bit hash as a ring of Point reads it: h modulo 2^bits, as Point.
+template <class Point>
+auto as_point(std::uint64_t h) -> Point {
+    return static_cast<Point>(h);
+}
+
+// The hash whose Point value is p (for 32-bit points the high half is free; see prober).
+template <class Point>
+auto as_hash(Point p) -> std::uint64_t {
+    return static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<Point>>(p));
+}
+
+// The point at unsigned position `key` in Point's order (a signed point has its sign bit flipped).
+template <class Point>
+auto from_key(std::make_unsigned_t<Point> key) -> Point {
+    using key_type = std::make_unsigned_t<Point>;
+    if constexpr (std::is_signed_v<Point>) {
+        return static_cast<Point>(static_cast<key_type>(key ^ (key_type{1} << (8 * sizeof(Point) - 1))));
+    } else {
+        return key;
+    }
+}
+
+// Checks a ring against the reference on every probe it is given, in blocks: entry_of(h) and
+// pick(h) one at a time and pick_batch over the block (in chunks of 1, 16, 17, ... so that
+// every remainder of a 16-wide engine is crossed). Mismatches are counted, not asserted one by
+// one (a Catch assertion per probe would cost more than the lookup); report() asserts.
+template <class R>
+class prober {
+public:
+    using point = typename R::point_type;
+
+    explicit prober(const R& r)
+        : r_(r), points_(r.points()), owners_(r.owners()), after_(r.rule() == lookup_rule::after) {
+        buffer_.reserve(block);
+    }
+
+    void operator()(std::uint64_t h) {
+        if constexpr (sizeof(point) < sizeof(std::uint64_t)) {
+            // Every other probe carries high bits the ring must ignore (h mod 2^32).
+            if (count_ % 2 == 1) {
+                h ^= (count_ * 0x9e3779b97f4a7c15ULL) << 32;
+            }
+        }
+        ++count_;
+        buffer_.push_back(h);
+        if (buffer_.size() == block) {
+            flush();
+        }
+    }
+
+    void report(const std::string& what) {
+        flush();
+        INFO(what << ": " << count_ << " probes, " << points_.size() << " points; first mismatch: " << first_bad_);
+        CHECK(bad_ == 0);
+    }
+
+    [[nodiscard]] auto probes() const noexcept -> std::uint64_t { return count_; }
+
+private:
+    static constexpr std::size_t block = 4096;
+    static constexpr std::array<std::size_t, 8> chunks{1, 16, 17, 3, 64, 15, 100, 31};
+
+    // The reference: std::lower_bound (upper_bound under after) over points(), wrapping past the
+    // end to 0. Probes often come in order, so the search starts from the previous answer when
+    // every point before it precedes this probe too, and looks at the next 64 points first; the
+    // answer is the same std::lower_bound's over the whole ring.
+    auto expected(std::uint64_t h) -> std::size_t {
+        const point p = as_point<point>(h);
+        const std::size_t n = points_.size();
+        const auto precedes = [&](point x) { return after_ ? !(p < x) : x < p; };
+        std::size_t lo = hint_;
+        if (lo > 0 && !precedes(points_[lo - 1])) {
+            lo = 0;
+        }
+        const auto search = [&](std::size_t a, std::size_t b) {
+            const auto first = points_.begin() + static_cast<std::ptrdiff_t>(a);
+            const auto last = points_.begin() + static_cast<std::ptrdiff_t>(b);
+            const auto it = after_ ? std::upper_bound(first, last, p) : std::lower_bound(first, last, p);
+            return static_cast<std::size_t>(it - points_.begin());
+        };
+        const std::size_t hi = std::min(lo + 64, n);
+        const std::size_t at = hi < n && precedes(points_[hi - 1]) ? search(hi, n) : search(lo, hi);
+        hint_ = at;
+        return at == n ? 0 : at;
+    }
+
+    void flush() {
+        batch_.assign(buffer_.size(), node_index{0xdeadbeefU});
+        std::size_t at = 0;
+        for (std::size_t c = 0; at < buffer_.size(); ++c) {
+            const std::size_t m = std::min(chunks[c % chunks.size()], buffer_.size() - at);
+            const auto got = keyplace::pick_batch(r_, std::span<const std::uint64_t>(buffer_).subspan(at, m),
+                                                  std::span<node_index>(batch_).subspan(at, m));
+            if (got != m) {
+                note("pick_batch returned " + std::to_string(got) + " for " + std::to_string(m));
+            }
+            at += m;
+        }
+        for (std::size_t i = 0; i < buffer_.size(); ++i) {
+            const std::uint64_t h = buffer_[i];
+            const std::size_t e = expected(h);
+            const std::size_t entry = r_.entry_of(h);
+            const node_index one = r_.pick(h);
+            if (entry != e || one != owners_[e] || batch_[i] != owners_[e]) {
+                std::ostringstream s;
+                s << "h " << h << " expected entry " << e << " owner " << owners_[e].value << ", entry_of " << entry
+                  << " pick " << one.value << " pick_batch " << batch_[i].value;
+                note(s.str());
+            }
+        }
+        buffer_.clear();
+    }
+
+    void note(const std::string& s) {
+        if (bad_++ == 0) {
+            first_bad_ = s;
+        }
+    }
+
+    const R& r_;
+    std::span<const point> points_;
+    std::span<const node_index> owners_;
+    bool after_;
+    std::vector<std::uint64_t> buffer_;
+    std::vector<node_index> batch_;
+    std::size_t hint_ = 0;
+    std::uint64_t count_ = 0;
+    std::uint64_t bad_ = 0;
+    std::string first_bad_ = "none";
+};
+
+// How much of a ring to probe besides its points and their neighbours.
+struct probe_plan {
+    std::size_t random = 2000;  // uniform 64-bit probes
+    bool wide = false;          // also p +- 2^j for every bit j (the 16-bit window at every depth)
+    std::uint64_t seed = 1;
+};
+
+// Every bucket edge k << (bits - b') and the key before it, for b' = b - 1, b, b + 1 (b from the
+// point count, in case the engine rounds the other way), in ascending order. Rings above 10^5
+// points take the first and last 10^4 edges of each b' and every 7th in between: at 2.56 M
+// points that is about 8 M edge probes instead of 59 M (the 59 M cost about 1 s at -O2 but
+// most of the 20 s budget under ASan); the skipped edges are the same code path at other k.
+template <class Point, class Emit>
+void bucket_edges(std::size_t t, Emit&& emit) {
+    using key_type = std::make_unsigned_t<Point>;
+    constexpr unsigned bits = 8 * sizeof(Point);
+    const unsigned b = table_bits(t);
+    const bool sampled = t > 100000;
+    for (const unsigned bb : {b - 1, b, b + 1}) {
+        const std::uint64_t count = std::uint64_t{1} << bb;
+        for (std::uint64_t k = 0; k < count; ++k) {
+            if (sampled && k >= 10000 && k + 10000 < count && k % 7 != 0) {
+                continue;
+            }
+            const auto edge = static_cast<key_type>(static_cast<key_type>(k) << (bits - bb));
+            emit(as_hash(from_key<Point>(static_cast<key_type>(edge - 1U))));
+            emit(as_hash(from_key<Point>(edge)));
+        }
+    }
+}
+
+// Probes ring r: fixed extremes, every point and its neighbours (p +- 1, and p +- 2^j with
+// plan.wide), every bucket edge, and plan.random uniform probes. Returns the probe count.
+template <class R>
+auto probe_ring(const R& r, const probe_plan& plan, const std::string& what) -> std::uint64_t {
+    using point = typename R::point_type;
+    using key_type = std::make_unsigned_t<point>;
+    constexpr unsigned bits = 8 * sizeof(point);
+    prober<R> check(r);
+    for (const std::uint64_t h : {std::uint64_t{0}, std::uint64_t{1}, all_ones, all_ones - 1, std::uint64_t{0xffffffff},
+                                  std::uint64_t{0x100000000}, std::uint64_t{1} << 63, (std::uint64_t{1} << 63) - 1,
+                                  std::uint64_t{1} << 31, (std::uint64_t{1} << 31) - 1}) {
+        check(h);
+    }
+    for (const point p : r.points()) {
+        const auto u = static_cast<key_type>(p);
+        check(as_hash(static_cast<key_type>(u - 1U)));
+        check(as_hash(p));
+        check(as_hash(static_cast<key_type>(u + 1U)));
+        if (plan.wide) {
+            for (unsigned j = 1; j < bits; ++j) {
+                const auto d = static_cast<key_type>(key_type{1} << j);
+                check(as_hash(static_cast<key_type>(u - d)));
+                check(as_hash(static_cast<key_type>(u + d)));
+            }
+        }
+    }
+    bucket_edges<point>(r.points().size(), check);
+    std::mt19937_64 gen(plan.seed);
+    for (std::size_t i = 0; i < plan.random; ++i) {
+        check(gen());
+    }
+    check.report(what);
+    return check.probes();
+}
+
+// Our own order of the points we gave: (point, owner), Point compared in its own order.
+template <class Point>
+auto sorted_copy(std::vector<ring_point<Point>> pts) -> std::vector<ring_point<Point>> {
+    std::sort(pts.begin(), pts.end(), [](const ring_point<Point>& a, const ring_point<Point>& b) {
+        return a.point != b.point ? a.point < b.point : a.owner < b.owner;
+    });
+    return pts;
+}
+
+// The ring must hold exactly our sorted copy of the given points; then the reference over
+// points() is the reference over our copy.
+template <class R, class Point>
+void require_given_order(const R& r, const std::vector<ring_point<Point>>& given) {
+    const auto mine = sorted_copy(given);
+    REQUIRE(r.points().size() == mine.size());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        wrong += r.points()[i] != mine[i].point || r.owners()[i].value != mine[i].owner ? 1U : 0U;
+    }
+    CHECK(wrong == 0);
+}
+
+template <class Point>
+using test_ring = keyplace::compat::point_ring<Point, keyplace::xxh3>;
+
+// Builds a point_ring over `nodes` nodes from the given points, checks its order against our
+// copy, and probes it.
+template <class Point>
+auto check_given(std::size_t nodes, const std::vector<ring_point<Point>>& pts, lookup_rule rule,
+                 const probe_plan& plan, const std::string& what) -> std::uint64_t {
+    const auto r = test_ring<Point>::build(make_nodes(nodes), given_points<Point>(pts, rule));
+    INFO(what);
+    require_given_order(r, pts);
+    return probe_ring(r, plan, what + (rule == lookup_rule::after ? " (after)" : " (at or after)"));
+}
+
+// Random points over the whole of Point, or (narrow) from a range of 64 values, so that equal
+// points from different owners are common; owners random among `nodes`.
+template <class Point>
+auto random_given(std::size_t t, std::size_t nodes, bool narrow, std::mt19937_64& gen)
+    -> std::vector<ring_point<Point>> {
+    std::vector<ring_point<Point>> pts(t);
+    for (auto& e : pts) {
+        e.point = narrow ? static_cast<Point>(static_cast<Point>(gen() % 64) - 20) : static_cast<Point>(gen());
+        e.owner = static_cast<std::uint32_t>(gen() % nodes);
+    }
+    return pts;
+}
+
+template <class Point>
+void every_size_and_shape(std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    const std::string type = std::is_signed_v<Point> ? "int64" : sizeof(Point) == 4 ? "uint32" : "uint64";
+    for (const lookup_rule rule : {lookup_rule::at_or_after, lookup_rule::after}) {
+        // Every size 1..64 and the sizes around powers of two where b changes: random points,
+        // and for every other size points crowded into 64 values (duplicates, and for signed
+        // points both signs around zero).
+        std::vector<std::size_t> sizes;
+        for (std::size_t t = 1; t <= 64; ++t) {
+            sizes.push_back(t);
+        }
+        for (const std::size_t t : {90, 91, 127, 128, 129, 181, 182, 255, 256, 257, 1000, 1023, 1024, 1025, 5000}) {
+            sizes.push_back(t);
+        }
+        for (const std::size_t t : sizes) {
+            const bool narrow = t % 2 == 0 && t <= 256;
+            check_given<Point>(5, random_given<Point>(t, 5, narrow, gen), rule,
+                               {.random = 500, .wide = t <= 64, .seed = gen()},
+                               type + " ring of " + std::to_string(t) + (narrow ? " crowded points" : " points"));
+        }
+
+        using key_type = std::make_unsigned_t<Point>;
+        constexpr unsigned bits = 8 * sizeof(Point);
+        // 500 points in one bucket of b = table_bits(2000) (= 13 for 2000 points), the other
+        // 1500 spread: in the first bucket, a middle one and the last (whose keys above wrap).
+        const unsigned b = table_bits(2000);
+        for (const std::uint64_t bucket : {std::uint64_t{0}, std::uint64_t{1234}, (std::uint64_t{1} << b) - 1}) {
+            auto pts = random_given<Point>(1500, 7, false, gen);
+            const auto base = static_cast<key_type>(static_cast<key_type>(bucket) << (bits - b));
+            const auto span = static_cast<key_type>(key_type{1} << (bits - b));
+            for (std::uint32_t i = 0; i < 500; ++i) {
+                const auto at = static_cast<key_type>(base + static_cast<key_type>(gen() % span));
+                pts.push_back({from_key<Point>(at), static_cast<std::uint32_t>(gen() % 7)});
+            }
+            check_given<Point>(7, pts, rule, {.random = 2000, .seed = gen()},
+                               type + " 500 points in bucket " + std::to_string(bucket));
+        }
+
+        // Points that share their top 48 bits (for 32-bit points: their top 16), differing only
+        // in the low 16: alone, and among random points; and one point whose next 16 bits equal a
+        // key's (p +- 1 and the wide neighbours cover keys that agree with it below the bucket).
+        constexpr unsigned low = 16;
+        for (const bool alone : {true, false}) {
+            auto pts = alone ? std::vector<ring_point<Point>>{} : random_given<Point>(1000, 3, false, gen);
+            const auto top = static_cast<key_type>(static_cast<key_type>(gen()) & ~static_cast<key_type>(0xffffU));
+            for (std::uint32_t i = 0; i < 1000; ++i) {
+                pts.push_back({from_key<Point>(static_cast<key_type>(top | static_cast<key_type>(gen() % (1U << low)))),
+                               static_cast<std::uint32_t>(gen() % 3)});
+            }
+            check_given<Point>(3, pts, rule, {.random = 2000, .wide = true, .seed = gen()},
+                               type + " 1000 points sharing all but the low 16 bits" + (alone ? "" : ", among 1000"));
+        }
+
+        // Duplicates: 300 values each held by 1..5 owners, given in shuffled order (the ring
+        // must sort equal points by owner), including the extremes of Point.
+        {
+            std::vector<ring_point<Point>> pts;
+            std::vector<Point> values{std::numeric_limits<Point>::min(), std::numeric_limits<Point>::max(), Point{0},
+                                      static_cast<Point>(1), static_cast<Point>(-1)};
+            while (values.size() < 300) {
+                values.push_back(static_cast<Point>(gen()));
+            }
+            for (const Point v : values) {
+                std::vector<std::uint32_t> owners{0, 1, 2, 3, 4, 5};
+                std::shuffle(owners.begin(), owners.end(), gen);
+                owners.resize(1 + gen() % 5);
+                for (const std::uint32_t o : owners) {
+                    pts.push_back({v, o});
+                }
+            }
+            std::shuffle(pts.begin(), pts.end(), gen);
+            check_given<Point>(6, pts, rule, {.random = 2000, .wide = true, .seed = gen()},
+                               type + " duplicates from different owners");
+        }
+
+        // Extremes only, and clusters at the bottom and at the top of the key space (every
+        // other bucket empty, the top one or the bottom one full).
+        check_given<Point>(4,
+                           {{std::numeric_limits<Point>::min(), 0},
+                            {static_cast<Point>(std::numeric_limits<Point>::min() + 1), 1},
+                            {static_cast<Point>(std::numeric_limits<Point>::max() - 1), 2},
+                            {std::numeric_limits<Point>::max(), 3}},
+                           rule, {.wide = true}, type + " extremes");
+        for (const bool at_top : {false, true}) {
+            std::vector<ring_point<Point>> pts;
+            for (std::uint32_t i = 0; i < 200; ++i) {
+                const auto k = static_cast<key_type>(gen() % 100000);
+                pts.push_back({from_key<Point>(at_top ? static_cast<key_type>(~k) : k), i % 4});
+            }
+            check_given<Point>(4, pts, rule, {.wide = true, .seed = gen()},
+                               type + (at_top ? " clustered at the top" : " clustered at the bottom"));
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("lookup: point rings of every size and shape equal lower_bound with wrap", "[lookup]") {
+    every_size_and_shape<std::uint64_t>(11);
+    every_size_and_shape<std::uint32_t>(12);
+    every_size_and_shape<std::int64_t>(13);
+}
+
+TEST_CASE("lookup: point rings of 10^5 points, and rings over more than 32768 nodes", "[lookup]") {
+    std::mt19937_64 gen(21);
+    check_given<std::uint64_t>(50, random_given<std::uint64_t>(100000, 50, false, gen), lookup_rule::at_or_after,
+                               {.random = 100000, .seed = 1}, "uint64 ring of 10^5 points");
+    check_given<std::int64_t>(50, random_given<std::int64_t>(100000, 50, false, gen), lookup_rule::after,
+                              {.random = 100000, .seed = 2}, "int64 ring of 10^5 points");
+    check_given<std::uint32_t>(50, random_given<std::uint32_t>(100000, 50, false, gen), lookup_rule::at_or_after,
+                               {.random = 100000, .seed = 3}, "uint32 ring of 10^5 points");
+    // 32768 nodes is the last count with 32-bit table entries; one point each, owners shuffled,
+    // so that the highest node indices own points all over the ring.
+    for (const std::size_t nodes : {std::size_t{32768}, std::size_t{32769}, std::size_t{40000}}) {
+        std::vector<ring_point<std::uint64_t>> pts(nodes);
+        std::vector<ring_point<std::uint32_t>> pts32(nodes);
+        for (std::size_t i = 0; i < nodes; ++i) {
+            pts[i] = {gen(), static_cast<std::uint32_t>(i)};
+            pts32[i] = {static_cast<std::uint32_t>(gen()), static_cast<std::uint32_t>(i)};
+        }
+        check_given<std::uint64_t>(nodes, pts, lookup_rule::at_or_after, {.random = 20000, .seed = 4},
+                                   "uint64 ring over " + std::to_string(nodes) + " nodes");
+        check_given<std::uint32_t>(nodes, pts32, lookup_rule::after, {.random = 20000, .seed = 5},
+                                   "uint32 ring over " + std::to_string(nodes) + " nodes");
+    }
+}
+
+TEST_CASE("lookup: native rings from 1 to 2.56 M points equal lower_bound with wrap", "[lookup]") {
+    // 1..5 nodes with few vnodes, 100 x 160, 1000 x 160 and 10^4 x 256 (2.56 M points: its 10^6
+    // random probes bring the ring tests' random probes above 10^6).
+    std::uint64_t probes = 0;
+    for (std::size_t n = 1; n <= 5; ++n) {
+        for (const std::uint32_t v : {1U, 2U, 3U, 7U}) {
+            const auto r = keyplace::ring::build(make_nodes(n), {.vnodes = v});
+            probes += probe_ring(r, {.random = 500, .wide = true, .seed = n * 10 + v},
+                                 "ring " + std::to_string(n) + " x " + std::to_string(v));
+        }
+    }
+    probes += probe_ring(keyplace::ring::build(make_nodes(100), {.vnodes = 160}), {.random = 20000, .seed = 6},
+                         "ring 100 x 160");
+    probes += probe_ring(keyplace::ring::build(make_nodes(1000), {.vnodes = 160}), {.random = 50000, .seed = 7},
+                         "ring 1000 x 160");
+    const auto big = keyplace::ring::build(make_nodes(10000), {.vnodes = 256});
+    REQUIRE(big.points().size() == 2560000);
+    probes += probe_ring(big, {.random = 1000000, .seed = 8}, "ring 10^4 x 256");
+    CHECK(probes > 10000000);
+}
+
+TEST_CASE("lookup: compat rings equal lower_bound with wrap", "[lookup]") {
+    using namespace keyplace::compat;
+    std::vector<ketama_server> servers;
+    std::vector<ketama_server> many;
+    for (int i = 0; i < 10; ++i) {
+        servers.push_back({"10.0.1." + std::to_string(i + 1) + ":11211", static_cast<std::uint64_t>(1 + i % 3)});
+    }
+    for (int i = 0; i < 1000; ++i) {
+        many.push_back({"cache-" + std::to_string(i) + ":11211", 1});
+    }
+    const auto weighted = build_ketama<md5_ketama>(ketama_dialect::libmemcached_weighted, servers);
+    probe_ring(weighted, {.random = 20000, .wide = true, .seed = 1}, "ketama libmemcached weighted");
+    // 1000 servers: 160000 32-bit points, a few of them equal points of different servers.
+    probe_ring(build_ketama<md5_ketama>(ketama_dialect::libmemcached_weighted, many), {.random = 20000, .seed = 2},
+               "ketama libmemcached weighted, 1000 servers");
+    probe_ring(build_ketama<md5_ketama>(ketama_dialect::libketama, servers), {.random = 20000, .seed = 3},
+               "ketama libketama");
+    const auto python = build_ketama<md5_ketama>(ketama_dialect::python_hash_ring, servers);
+    REQUIRE(python.rule() == lookup_rule::after);
+    probe_ring(python, {.random = 20000, .wide = true, .seed = 4}, "ketama python hash_ring");
+
+    probe_ring(envoy_ring_hash::build(make_nodes(10)), {.random = 20000, .wide = true, .seed = 5},
+               "envoy ring hash, 10 hosts");
+    envoy_ring_hash_config big_ring;
+    big_ring.min_ring_size = 100000;
+    probe_ring(envoy_ring_hash::build(make_nodes(100), big_ring), {.random = 20000, .seed = 6},
+               "envoy ring hash, 100 hosts, 10^5 entries");
+
+    // Cassandra: random distinct tokens of both signs plus the extremes; against our own copy.
+    std::mt19937_64 gen(31);
+    std::vector<cassandra_endpoint> endpoints;
+    std::vector<ring_point<std::int64_t>> given;
+    std::set<std::int64_t> taken;
+    const std::vector<std::int64_t> extremes{std::numeric_limits<std::int64_t>::min(), -1, 0, 1,
+                                             std::numeric_limits<std::int64_t>::max()};
+    for (std::uint32_t i = 0; i < 50; ++i) {
+        cassandra_endpoint e{"cass-" + std::to_string(i), {}};
+        if (i < extremes.size()) {
+            e.tokens.push_back(extremes[i]);
+            taken.insert(extremes[i]);
+        }
+        while (e.tokens.size() < 16) {
+            const auto t = static_cast<std::int64_t>(gen());
+            if (taken.insert(t).second) {
+                e.tokens.push_back(t);
+            }
+        }
+        for (const auto t : e.tokens) {
+            given.push_back({t, i});
+        }
+        endpoints.push_back(e);
+    }
+    const auto cassandra = cassandra_ring::build(endpoints);
+    require_given_order(cassandra, given);
+    probe_ring(cassandra, {.random = 20000, .wide = true, .seed = 7}, "cassandra ring");
+}
