@@ -1,6 +1,7 @@
 // Differential tests of the lookup paths (issue 17): every ring's pick, entry_of and pick_batch
 // against std::lower_bound (std::upper_bound under lookup_rule::after) with wrap over the sorted
-// points, and against our own sorted copy of the points we gave.
+// points, and against our own sorted copy of the points we gave; pick_batch and locate_batch
+// against one lookup at a time on every strategy.
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
@@ -8,6 +9,11 @@
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/compat/point_ring.hpp>
+#include <keyplace/compat/redis.hpp>
+#include <keyplace/jump.hpp>
+#include <keyplace/maglev.hpp>
+#include <keyplace/modulo.hpp>
+#include <keyplace/rendezvous.hpp>
 #include <keyplace/ring.hpp>
 
 #include <algorithm>
@@ -496,4 +502,154 @@ TEST_CASE("lookup: compat rings equal lower_bound with wrap", "[lookup]") {
     const auto cassandra = cassandra_ring::build(endpoints);
     require_given_order(cassandra, given);
     probe_ring(cassandra, {.random = 20000, .wide = true, .seed = 7}, "cassandra ring");
+}
+
+namespace {
+
+// pick_batch and locate_batch against one lookup at a time: sizes 0, 1, around 16 and 32, not
+// a multiple of 16, and outputs as long as the input, longer (the rest untouched) and shorter
+// (only out.size() written).
+template <class S>
+void check_batches(const S& s, const std::string& what) {
+    INFO(what);
+    std::mt19937_64 gen(99);
+    std::vector<std::uint64_t> points{0, 1, all_ones, all_ones - 1, std::uint64_t{1} << 63, 0xffffffff, 0x100000000};
+    std::vector<std::string> keys;
+    std::vector<std::uint64_t> int_keys;
+    while (points.size() < 2003) {
+        points.push_back(gen());
+    }
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        keys.push_back("key-" + std::to_string(i));
+        int_keys.push_back(points[i]);
+    }
+    std::vector<node_index> picked(points.size());
+    std::vector<const keyplace::node*> by_key(points.size());
+    std::vector<const keyplace::node*> by_int(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        picked[i] = s.pick(points[i]);
+        by_key[i] = &keyplace::locate(s, keys[i]);
+        by_int[i] = &keyplace::locate(s, int_keys[i]);
+    }
+    const node_index untouched{0xfeedfaceU};
+    for (const std::size_t n : {0, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 2003}) {
+        for (const std::size_t m : {n, n + 5, n / 2, n == 0 ? 0 : n - 1}) {
+            INFO(n << " inputs, room for " << m);
+            const std::size_t want = std::min(n, m);
+            std::vector<node_index> out(m, untouched);
+            CHECK(keyplace::pick_batch(s, std::span<const std::uint64_t>(points).first(n), std::span<node_index>(out)) ==
+                  want);
+            CHECK(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(want), picked.begin()));
+            CHECK(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(want), out.end(),
+                              [&](node_index i) { return i == untouched; }));
+
+            std::vector<const keyplace::node*> located(m, nullptr);
+            CHECK(keyplace::locate_batch(s, std::span<const std::string>(keys).first(n),
+                                         std::span<const keyplace::node*>(located)) == want);
+            CHECK(std::equal(located.begin(), located.begin() + static_cast<std::ptrdiff_t>(want), by_key.begin()));
+            CHECK(std::all_of(located.begin() + static_cast<std::ptrdiff_t>(want), located.end(),
+                              [](const keyplace::node* p) { return p == nullptr; }));
+
+            std::fill(located.begin(), located.end(), nullptr);
+            CHECK(keyplace::locate_batch(s, std::span<const std::uint64_t>(int_keys).first(n),
+                                         std::span<const keyplace::node*>(located)) == want);
+            CHECK(std::equal(located.begin(), located.begin() + static_cast<std::ptrdiff_t>(want), by_int.begin()));
+        }
+    }
+}
+
+// For a ring, the batches also equal the reference (the key's hash through lower_bound with
+// wrap over points()), not only pick.
+template <class R>
+void check_ring_batches(const R& r, const std::string& what) {
+    check_batches(r, what);
+    using point = typename R::point_type;
+    std::vector<std::string> keys;
+    for (int i = 0; i < 1000; ++i) {
+        keys.push_back("user:" + std::to_string(i));
+    }
+    std::vector<const keyplace::node*> out(keys.size());
+    REQUIRE(keyplace::locate_batch(r, std::span<const std::string>(keys), std::span<const keyplace::node*>(out)) ==
+            keys.size());
+    const auto pts = r.points();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto p = as_point<point>(keyplace::hash_key(typename R::key_hash{}, keys[i]));
+        const auto it = r.rule() == lookup_rule::after ? std::upper_bound(pts.begin(), pts.end(), p)
+                                                        : std::lower_bound(pts.begin(), pts.end(), p);
+        const auto e = it == pts.end() ? 0 : static_cast<std::size_t>(it - pts.begin());
+        wrong += out[i] != &r.node(r.owners()[e]) ? 1U : 0U;
+    }
+    INFO(what);
+    CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("lookup: pick_batch and locate_batch equal one lookup at a time on every strategy", "[lookup]") {
+    using namespace keyplace::compat;
+    const auto nodes = make_nodes(10);
+    std::mt19937_64 gen(41);
+    check_ring_batches(keyplace::ring::build(nodes), "ring 10 x 160");
+    check_ring_batches(keyplace::ring::build(make_nodes(1000), {.vnodes = 160}), "ring 1000 x 160");
+    check_ring_batches(test_ring<std::uint64_t>::build(nodes, random_given<std::uint64_t>(3000, 10, false, gen)),
+                       "point_ring uint64");
+    check_ring_batches(test_ring<std::uint32_t>::build(
+                           nodes, given_points<std::uint32_t>(random_given<std::uint32_t>(3000, 10, false, gen),
+                                                              lookup_rule::after)),
+                       "point_ring uint32, after");
+    check_ring_batches(test_ring<std::int64_t>::build(nodes, random_given<std::int64_t>(3000, 10, false, gen)),
+                       "point_ring int64");
+    std::vector<ring_point<std::uint64_t>> wide(40000);
+    for (std::uint32_t i = 0; i < wide.size(); ++i) {
+        wide[i] = {gen(), i};
+    }
+    check_ring_batches(test_ring<std::uint64_t>::build(make_nodes(40000), wide), "point_ring over 40000 nodes");
+    std::vector<ketama_server> servers;
+    for (int i = 0; i < 10; ++i) {
+        servers.push_back({"10.0.1." + std::to_string(i + 1) + ":11211", 1});
+    }
+    check_ring_batches(build_ketama<md5_ketama>(ketama_dialect::libmemcached_weighted, servers), "ketama");
+    check_ring_batches(build_ketama<md5_ketama>(ketama_dialect::python_hash_ring, servers), "ketama python hash_ring");
+    check_ring_batches(envoy_ring_hash::build(nodes), "envoy ring hash");
+    check_ring_batches(cassandra_ring::build({{"a", {-5, 100}}, {"b", {0}}, {"c", {std::numeric_limits<std::int64_t>::min()}}}),
+                       "cassandra ring");
+    check_batches(keyplace::maglev::build(nodes), "maglev 65537");
+    check_batches(keyplace::maglev::build(nodes, {.table_size = 13}), "maglev 13");
+    check_batches(keyplace::maglev::build(make_nodes(1)), "maglev, one node");
+    check_batches(envoy_maglev::build(nodes), "envoy maglev");
+    check_batches(redis_cluster::build_even(nodes), "redis cluster");
+    check_batches(keyplace::rendezvous::build(nodes), "rendezvous");
+    check_batches(keyplace::jump::build(nodes), "jump");
+    check_batches(keyplace::modulo::build(nodes), "modulo");
+}
+
+TEST_CASE("lookup: slot tables take point mod M", "[lookup]") {
+    // Against the hardware remainder: pick(x) == pick(x % M) for 10^5 random x per table and for
+    // the values around multiples of M up to 2^64 - 1 (where a wrong reduction shows first).
+    const auto same_slot = [](const auto& s, std::uint64_t m, const std::string& what) {
+        std::mt19937_64 gen(m);
+        std::vector<std::uint64_t> xs{0, 1, m - 1, m, m + 1, all_ones, all_ones - 1, std::uint64_t{1} << 63};
+        const std::uint64_t q_max = all_ones / m;
+        for (std::uint64_t q : {q_max, q_max - 1, q_max / 2, std::uint64_t{1} << 20}) {
+            xs.push_back(q * m);
+            xs.push_back(q * m - 1);
+            xs.push_back(q * m + 1);
+        }
+        for (int i = 0; i < 100000; ++i) {
+            xs.push_back(gen());
+        }
+        std::size_t wrong = 0;
+        for (const std::uint64_t x : xs) {
+            wrong += s.pick(x) != s.pick(x % m) ? 1U : 0U;
+        }
+        INFO(what);
+        CHECK(wrong == 0);
+    };
+    const auto nodes = make_nodes(10);
+    for (const std::uint64_t m : {13ULL, 251ULL, 10007ULL, 65537ULL, 655373ULL}) {
+        same_slot(keyplace::maglev::build(nodes, {.table_size = m}), m, "maglev M = " + std::to_string(m));
+    }
+    same_slot(keyplace::compat::envoy_maglev::build(nodes), 65537, "envoy maglev");
+    same_slot(keyplace::compat::redis_cluster::build_even(nodes), 16384, "redis cluster");
 }
