@@ -1,7 +1,7 @@
 // Differential tests of the lookup paths (issue 17): every ring's pick, entry_of and pick_batch
 // against std::lower_bound (std::upper_bound under lookup_rule::after) with wrap over the sorted
 // points, and against our own sorted copy of the points we gave; pick_batch and locate_batch
-// against one lookup at a time on every strategy.
+// against one lookup at a time on every strategy; detail::fast_mod against %.
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
@@ -10,6 +10,7 @@
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
+#include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
@@ -652,4 +653,100 @@ TEST_CASE("lookup: slot tables take point mod M", "[lookup]") {
     }
     same_slot(keyplace::compat::envoy_maglev::build(nodes), 65537, "envoy maglev");
     same_slot(keyplace::compat::redis_cluster::build_even(nodes), 16384, "redis cluster");
+}
+
+namespace {
+
+// Trial division, so that the primes below are checked, not trusted.
+auto test_is_prime(std::uint64_t n) -> bool {
+    if (n < 2) {
+        return false;
+    }
+    for (std::uint64_t d = 2; d <= n / d; ++d) {
+        if (n % d == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// fast_mod(d) against % on the structured values of one divisor and `random` random values of
+// every magnitude (a uniform 64-bit draw shifted right by 0..63); returns the mismatches.
+auto fast_mod_mismatches(std::uint64_t d, std::size_t random, std::mt19937_64& gen, std::string& first) -> std::size_t {
+    const keyplace::detail::fast_mod mod(d);
+    std::size_t wrong = 0;
+    const auto check = [&](std::uint64_t x) {
+        const std::uint64_t got = mod(x);
+        if (got != x % d) {
+            if (wrong++ == 0 && first == "none") {
+                first = "d " + std::to_string(d) + " x " + std::to_string(x) + ": " + std::to_string(got);
+            }
+        }
+    };
+    for (const std::uint64_t x : {std::uint64_t{0}, std::uint64_t{1}, d - 1, d, d + 1, all_ones, all_ones - 1,
+                                  std::uint64_t{1} << 63, (std::uint64_t{1} << 63) - 1, (std::uint64_t{1} << 63) + 1,
+                                  std::uint64_t{0xffffffff}, std::uint64_t{0x100000000}}) {
+        check(x);
+    }
+    // Multiples q * d - 1, q * d, q * d + 1 for q = 1..1000, every power of two, the last 1000
+    // below 2^64 and 10^4 random q.
+    const std::uint64_t q_max = all_ones / d;
+    std::vector<std::uint64_t> qs;
+    for (std::uint64_t q = 1; q <= std::min<std::uint64_t>(1000, q_max); ++q) {
+        qs.push_back(q);
+        qs.push_back(q_max - q + 1);
+    }
+    for (std::uint64_t q = 1; q != 0 && q <= q_max; q <<= 1) {
+        qs.push_back(q);
+    }
+    for (int i = 0; i < 10000; ++i) {
+        qs.push_back(gen() % q_max + 1);
+    }
+    for (const std::uint64_t q : qs) {
+        check(q * d - 1);
+        check(q * d);
+        if (q * d != all_ones) {
+            check(q * d + 1);
+        }
+    }
+    for (std::size_t i = 0; i < random; ++i) {
+        const std::uint64_t x = gen();
+        check(i % 2 == 0 ? x : x >> (gen() % 64));
+    }
+    return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("lookup: fast_mod equals % for every table size class", "[lookup]") {
+    // Classes: tiny divisors, Redis's 16384, the default Maglev's 65537, 655373, primes either
+    // side of 2^20, 2^24 and 2^31, Envoy's largest table 5000011, the largest 32-bit prime and
+    // 2^32 - 1. Each class gets 10^6 random values in total, split among its divisors.
+    const std::vector<std::vector<std::uint64_t>> classes{
+        {1, 2, 3, 4, 5, 7, 11, 13, 251, 257, 10007},
+        {16384},
+        {65537},
+        {655373},
+        {1048573, 1048576, 1048583},
+        {5000011},
+        {16777213, 16777259},
+        {2147483647, 2147483648, 2147483659},
+        {4294967291},
+        {4294967295},
+    };
+    for (const std::uint64_t p : {3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 251ULL, 257ULL, 10007ULL, 65537ULL, 655373ULL,
+                                  1048573ULL, 1048583ULL, 5000011ULL, 16777213ULL, 16777259ULL, 2147483647ULL,
+                                  2147483659ULL, 4294967291ULL}) {
+        CHECK(test_is_prime(p));
+    }
+    std::mt19937_64 gen(51);
+    for (const auto& divisors : classes) {
+        std::size_t wrong = 0;
+        std::string first = "none";
+        for (const std::uint64_t d : divisors) {
+            wrong += fast_mod_mismatches(d, 1000000 / divisors.size() + 1, gen, first);
+        }
+        INFO("class of " << divisors.front() << ": first mismatch " << first);
+        CHECK(wrong == 0);
+    }
 }
