@@ -311,7 +311,7 @@ void every_size_and_shape(std::uint64_t seed) {
         for (std::size_t t = 1; t <= 64; ++t) {
             sizes.push_back(t);
         }
-        for (const std::size_t t : {90, 91, 127, 128, 129, 181, 182, 255, 256, 257, 1000, 1023, 1024, 1025, 5000}) {
+        for (const std::size_t t : {90U, 91U, 127U, 128U, 129U, 181U, 182U, 255U, 256U, 257U, 1000U, 1023U, 1024U, 1025U, 5000U}) {
             sizes.push_back(t);
         }
         for (const std::size_t t : sizes) {
@@ -533,7 +533,7 @@ void check_batches(const S& s, const std::string& what) {
         by_int[i] = &keyplace::locate(s, int_keys[i]);
     }
     const node_index untouched{0xfeedfaceU};
-    for (const std::size_t n : {0, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 2003}) {
+    for (const std::size_t n : {0U, 1U, 2U, 15U, 16U, 17U, 31U, 32U, 33U, 100U, 1000U, 2003U}) {
         for (const std::size_t m : {n, n + 5, n / 2, n == 0 ? 0 : n - 1}) {
             INFO(n << " inputs, room for " << m);
             const std::size_t want = std::min(n, m);
