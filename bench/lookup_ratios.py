@@ -66,6 +66,14 @@ def run(binary, names, args):
     return status, medians, doc.get("context", {})
 
 
+def duration(ns):
+    """ns as a short time with its unit."""
+    for unit, scale in (("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build/bench", help="the bench preset's build directory")
@@ -122,15 +130,15 @@ def main():
     print(f"medians of {args.repetitions} interleaved repetitions, {args.time} time; "
           f"{context.get('num_cpus', '?')} CPUs, {context.get('library_build_type', '?')} Google Benchmark")
     width = max(len(r[0]) for r in rows)
-    print(f"| {'ratio':<{width}} | {'ns':>17} | ratio | target | met |")
-    print(f"|{'-' * (width + 2)}|{'-' * 19}|-------|--------|-----|")
+    print(f"| {'ratio':<{width}} | {'times':>21} | ratio | target  | met |")
+    print(f"|{'-' * (width + 2)}|{'-' * 23}|-------|---------|-----|")
     for what, num, den, r, target, met in rows:
         if r is None:
-            print(f"| {what:<{width}} | {'(not run)':>17} |       | {target:>6} |     |")
+            print(f"| {what:<{width}} | {'(not run)':>21} |       | {target:>7} |     |")
             continue
-        ns = f"{m[num]['ns']:.3g} / {m[den]['ns']:.3g}"
+        times = f"{duration(m[num]['ns'])} / {duration(m[den]['ns'])}"
         flag = "" if met is None else ("yes" if met else "no")
-        print(f"| {what:<{width}} | {ns:>17} | {r:5.2f} | {target:>6} | {flag:>3} |")
+        print(f"| {what:<{width}} | {times:>21} | {r:5.2f} | {target:>7} | {flag:>3} |")
 
     print()
     print("| ring | points | bytes/point | MB |")
