@@ -9,13 +9,16 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -87,6 +90,7 @@ inline constexpr std::uint16_t memcached_port = keyplace::compat::memcached_defa
 // ---- Keys and points, prepared once, outside every timed region.
 
 inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of two: indexed with a mask
+inline constexpr std::size_t key_length = 16;                   // the performance targets' key size
 
 [[nodiscard]] inline auto random_words(std::size_t n, std::uint64_t seed) -> std::vector<std::uint64_t> {
     std::mt19937_64 gen(seed);
@@ -97,31 +101,88 @@ inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of tw
     return words;
 }
 
-/// 16-byte keys (hex digits), as the performance targets specify.
-[[nodiscard]] inline auto keys() -> const std::vector<std::string>& {
+/// The 16-byte keys (hex digits of random words), as views into one buffer. Not std::string:
+/// 16 bytes is past libstdc++'s 15-byte small-string buffer, so each key would be its own heap
+/// block and every lookup would first chase a pointer to it.
+[[nodiscard]] inline auto keys() -> std::span<const std::string_view> {
+    struct store {
+        std::vector<char> bytes;
+        std::vector<std::string_view> views;
+    };
     static const auto k = [] {
-        std::vector<std::string> list;
+        store s;
+        s.bytes.resize(key_count * key_length);
+        char* at = s.bytes.data();
         for (const auto w : random_words(key_count, 1)) {
-            char buf[17];
+            char buf[key_length + 1];
             std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(w));
-            list.emplace_back(buf, 16);
+            std::memcpy(at, buf, key_length);
+            s.views.emplace_back(at, key_length);
+            at += key_length;
         }
-        return list;
+        return s;
     }();
-    return k;
+    return k.views;
 }
 
 /// The keys' XXH3 hashes: the points pick() takes.
-[[nodiscard]] inline auto points() -> const std::vector<std::uint64_t>& {
+[[nodiscard]] inline auto points() -> std::span<const std::uint64_t> {
     static const auto p = [] {
         std::vector<std::uint64_t> list;
-        for (const auto& k : keys()) {
+        for (const auto k : keys()) {
             list.push_back(keyplace::xxh3{}(k));
         }
         return list;
     }();
     return p;
 }
+
+/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the fresh keys' generator.
+[[nodiscard]] constexpr auto splitmix64(std::uint64_t x) noexcept -> std::uint64_t {
+    x += 0x9e3779b97f4a7c15U;
+    x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9U;
+    x = (x ^ (x >> 27U)) * 0x94d049bb133111ebU;
+    return x ^ (x >> 31U);
+}
+
+/// Key number n of the fresh keys: 16 raw bytes, two SplitMix64 words of a counter. Cheap to
+/// make inside a timed loop (two independent mixes), and never a key the loop has seen.
+struct fresh_key {
+    std::array<char, key_length> bytes;
+
+    explicit fresh_key(std::uint64_t n) noexcept {
+        const std::uint64_t words[2] = {splitmix64(2 * n), splitmix64(2 * n + 1)};
+        std::memcpy(bytes.data(), words, key_length);
+    }
+    [[nodiscard]] auto view(std::size_t length = key_length) const noexcept -> std::string_view {
+        return {bytes.data(), length};
+    }
+};
+
+namespace detail {
+inline volatile std::size_t opaque_key_length = key_length;
+}  // namespace detail
+/// key_length as a service's keys have it: not a compile-time constant. With a constant 16,
+/// g++ 12 inlines XXH3 without its length dispatch into some loops (a floor) and not others
+/// (locate), and the ratio would measure its inliner, not the lookup. Read once a loop.
+[[nodiscard]] inline auto runtime_key_length() noexcept -> std::size_t { return detail::opaque_key_length; }
+
+/// The memory floor: a table of random words as large as a structure under test, loaded at a
+/// key's hash. One dependent load into as many bytes as the lookup touches, nothing else.
+class load_table {
+public:
+    explicit load_table(std::size_t bytes) : words_(random_words(std::max<std::size_t>(bytes / 8, 1), 7)) {}
+
+    [[nodiscard]] auto load(std::uint64_t point) const noexcept -> std::uint64_t {
+        // Multiply-shift onto [0, size): one multiply, where % would add a division's latency.
+        __extension__ using wide = unsigned __int128;
+        return words_[static_cast<std::size_t>((wide{point} * words_.size()) >> 64U)];
+    }
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return words_.size() * sizeof(std::uint64_t); }
+
+private:
+    std::vector<std::uint64_t> words_;
+};
 
 // ---- The strategies under test. Every keyplace build call in bench/ is one of these, so an
 // API change is an edit here.
@@ -174,10 +235,15 @@ inline constexpr std::size_t key_count = std::size_t{1} << 16;  // a power of tw
     return static_cast<std::size_t>(state.range(i));
 }
 
-// ---- The timed lookup loop.
+// ---- The timed loops. Each sums the owners it returns and checks that sum against the same
+// lookups repeated untimed; lookups and references are closures, never function pointers, so
+// the timed loop is the inlined lookup plus one add. The check consumes the sum, so nothing
+// needs benchmark::DoNotOptimize (whose in-out form on the sum miscompiled here: g++ 12 -O3,
+// Google Benchmark 1.7.1, a wrong sum after one iteration).
 
 namespace detail {
-inline bool check_failed = false;  // makes run() exit non-zero
+inline bool check_failed = false;          // makes run() exit non-zero
+inline std::uint64_t next_fresh_key = 0;   // shared, so no fresh key repeats within a process
 
 // What the checksum adds for an owner. A located node counts by its address in the strategy's
 // node list: the timed and untimed passes query the same object, and taking the address is
@@ -196,15 +262,46 @@ inline void fail(benchmark::State& state, const std::string& name, const std::st
     state.SkipWithError(what.c_str());
     check_failed = true;
 }
+
+inline void check_sum(benchmark::State& state, const std::string& name, std::uint64_t timed, std::uint64_t untimed) {
+    if (timed != untimed) {
+        fail(state, name, "checksum " + std::to_string(timed) + " of the timed lookups, " + std::to_string(untimed) +
+                              " untimed");
+    }
+}
+
+// The size of the structure under test as counters: bytes per ring point, or bytes in all.
+template <class Prepared>
+void count_memory(benchmark::State& state, const Prepared& prepared) {
+    if constexpr (requires { prepared.memory_bytes(); }) {
+        const auto bytes = static_cast<double>(prepared.memory_bytes());
+        state.counters["bytes"] = bytes;
+        if constexpr (requires { prepared.points(); }) {
+            state.counters["bytes_per_point"] = bytes / static_cast<double>(prepared.points().size());
+        }
+    }
+}
 }  // namespace detail
 
 /// No reference: only the timed lookups against the same lookups untimed.
 struct no_reference {};
 
-/// Times lookup(prepared, input) over inputs (a power of two of them: the loop cycles through
-/// them with a mask) and sums the owners it returns. Then, untimed, repeats the lookups on
-/// every input the loop used and checks that sum; with a reference (a strategy a baseline
-/// copies), also that the reference names the same owner for each of those inputs. A failure skips the benchmark with the reason and makes run() fail.
+namespace detail {
+// reference where there is one, else lookup itself.
+template <class Lookup, class Reference>
+[[nodiscard]] auto checker(const Lookup& lookup, const Reference& reference) -> const auto& {
+    if constexpr (std::is_same_v<Reference, no_reference>) {
+        return lookup;
+    } else {
+        return reference;
+    }
+}
+}  // namespace detail
+
+/// Throughput: times lookup(prepared, input) over inputs (a power of two of them: the loop
+/// cycles through them with a mask), independent lookups the CPU may overlap. Then, untimed,
+/// repeats the lookups on every input the loop used and checks the sum; with a reference (a
+/// strategy a baseline copies), also that the reference names the same owner for each input.
 template <class Prepared, class Input, class Lookup, class Reference = no_reference>
 void time_lookups(benchmark::State& state, const std::string& name, const Prepared& prepared,
                   std::span<const Input> inputs, const Lookup& lookup, const Reference& reference = {}) {
@@ -212,10 +309,9 @@ void time_lookups(benchmark::State& state, const std::string& name, const Prepar
     std::uint64_t sum = 0;
     std::size_t i = 0;
     for (auto _ : state) {
-        const auto owner = lookup(prepared, inputs[i++ & mask]);
-        benchmark::DoNotOptimize(owner);
-        sum += detail::owner_bits(owner);
+        sum += detail::owner_bits(lookup(prepared, inputs[i++ & mask]));
     }
+    detail::count_memory(state, prepared);
     // The timed sum is whole passes over the inputs plus a prefix of one.
     const auto done = static_cast<std::size_t>(state.iterations());
     const std::size_t rest = done % inputs.size();
@@ -231,37 +327,271 @@ void time_lookups(benchmark::State& state, const std::string& name, const Prepar
         pass += bits;
         prefix += j < rest ? bits : 0;
     }
-    const std::uint64_t want = static_cast<std::uint64_t>(done / inputs.size()) * pass + prefix;
-    if (sum != want) {
-        detail::fail(state, name, "checksum " + std::to_string(sum) + " of the timed lookups, " + std::to_string(want) +
-                                      " untimed");
-    }
+    detail::check_sum(state, name, sum, static_cast<std::uint64_t>(done / inputs.size()) * pass + prefix);
 }
+
+/// Key i of inputs with its first 8 bytes XORed with mix: how a latency chain makes each key
+/// depend on the previous owner while its position in inputs stays sequential (so the chain
+/// holds the hash and the lookup, not loads of the key set).
+[[nodiscard]] inline auto chained_key(std::string_view key, std::uint64_t mix) noexcept -> std::array<char, key_length> {
+    std::array<char, key_length> k;
+    std::memcpy(k.data(), key.data(), key_length);
+    std::uint64_t head;
+    std::memcpy(&head, k.data(), sizeof head);
+    head ^= mix;
+    std::memcpy(k.data(), &head, sizeof head);
+    return k;
+}
+
+/// Latency: a dependent chain over the 16-byte keys. Lookup k + 1 is of chained_key(key k + 1,
+/// owner k), so no lookup can start before the previous one has named its owner. Untimed,
+/// walks the same chain with the reference (or lookup) and checks the sum.
+template <class Prepared, class Lookup, class Reference = no_reference>
+void time_chain(benchmark::State& state, const std::string& name, const Prepared& prepared,
+                std::span<const std::string_view> inputs, const Lookup& lookup, const Reference& reference = {}) {
+    const std::size_t mask = inputs.size() - 1;
+    const std::size_t length = runtime_key_length();
+    std::uint64_t sum = 0;
+    std::uint64_t bits = 0;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const auto k = chained_key(inputs[i++ & mask], bits);
+        bits = detail::owner_bits(lookup(prepared, std::string_view(k.data(), length)));
+        sum += bits;
+    }
+    detail::count_memory(state, prepared);
+    std::uint64_t untimed = 0;
+    bits = 0;
+    for (std::size_t j = 0; j < static_cast<std::size_t>(state.iterations()); ++j) {
+        const auto k = chained_key(inputs[j & mask], bits);
+        bits = detail::owner_bits(detail::checker(lookup, reference)(prepared, std::string_view(k.data(), k.size())));
+        untimed += bits;
+    }
+    detail::check_sum(state, name, sum, untimed);
+}
+
+/// Fresh keys: each lookup is of a key made from a counter in the timed loop (fresh_key), one
+/// no lookup in this process has seen, so a structure larger than the caches misses them as
+/// a service's does. Untimed, looks the same keys up with the reference (or lookup).
+template <class Prepared, class Lookup, class Reference = no_reference>
+void time_fresh(benchmark::State& state, const std::string& name, const Prepared& prepared, const Lookup& lookup,
+                const Reference& reference = {}) {
+    const std::size_t length = runtime_key_length();
+    const std::uint64_t first = detail::next_fresh_key;
+    std::uint64_t n = first;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        sum += detail::owner_bits(lookup(prepared, fresh_key(n++).view(length)));
+    }
+    detail::next_fresh_key = n;
+    detail::count_memory(state, prepared);
+    std::uint64_t untimed = 0;
+    for (std::uint64_t k = first; k < n; ++k) {
+        untimed += detail::owner_bits(detail::checker(lookup, reference)(prepared, fresh_key(k).view()));
+    }
+    detail::check_sum(state, name, sum, untimed);
+}
+
+/// The batch the batched loops look up at once.
+inline constexpr std::size_t batch_size = 256;
+
+namespace detail {
+inline void count_batches(benchmark::State& state) {
+    const auto lookups = static_cast<double>(state.iterations()) * static_cast<double>(batch_size);
+    state.SetItemsProcessed(static_cast<std::int64_t>(lookups));
+    state.counters["batch"] = static_cast<double>(batch_size);
+    state.counters["per_lookup"] = benchmark::Counter(lookups, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+}  // namespace detail
+
+/// Batched: times batch(prepared, inputs, out) over consecutive batches of batch_size inputs
+/// (inputs.size() a multiple of it). Untimed, checks every output the loop produced against
+/// one(prepared, input), the one-at-a-time lookup the batch must equal, and the sum.
+template <class Prepared, class Input, class Batch, class One>
+void time_batches(benchmark::State& state, const std::string& name, const Prepared& prepared,
+                  std::span<const Input> inputs, const Batch& batch, const One& one) {
+    using out_type = std::invoke_result_t<const One&, const Prepared&, const Input&>;
+    const std::size_t batches = inputs.size() / batch_size;
+    std::vector<out_type> out(batch_size);
+    std::uint64_t sum = 0;
+    std::size_t b = 0;
+    for (auto _ : state) {
+        (void)batch(prepared, inputs.subspan(b * batch_size, batch_size), std::span<out_type>(out));
+        for (const auto o : out) {
+            sum += detail::owner_bits(o);
+        }
+        b = b + 1 == batches ? 0 : b + 1;
+    }
+    detail::count_memory(state, prepared);
+    detail::count_batches(state);
+    const auto done = static_cast<std::size_t>(state.iterations());
+    std::uint64_t pass = 0;
+    std::uint64_t prefix = 0;
+    for (std::size_t j = 0; j < std::min(done, batches); ++j) {
+        const auto in = inputs.subspan(j * batch_size, batch_size);
+        (void)batch(prepared, in, std::span<out_type>(out));
+        for (std::size_t k = 0; k < batch_size; ++k) {
+            const auto bits = detail::owner_bits(out[k]);
+            if (bits != detail::owner_bits(one(prepared, in[k]))) {
+                return detail::fail(state, name, "input " + std::to_string(j * batch_size + k) +
+                                                     ": the batch and the one-at-a-time lookup differ");
+            }
+            pass += bits;
+            prefix += j < done % batches ? bits : 0;
+        }
+    }
+    detail::check_sum(state, name, sum, static_cast<std::uint64_t>(done / batches) * pass + prefix);
+}
+
+/// Batched fresh keys: each iteration makes batch_size fresh keys into a buffer, then looks
+/// them up with batch(prepared, keys, out). Untimed, the same keys one(prepared, key) at a time.
+template <class Prepared, class Batch, class One>
+void time_fresh_batches(benchmark::State& state, const std::string& name, const Prepared& prepared,
+                        const Batch& batch, const One& one) {
+    using out_type = std::invoke_result_t<const One&, const Prepared&, std::string_view>;
+    std::vector<std::array<char, key_length>> bytes(batch_size);
+    std::vector<std::string_view> views;
+    for (const auto& k : bytes) {
+        views.emplace_back(k.data(), runtime_key_length());
+    }
+    std::vector<out_type> out(batch_size);
+    const std::uint64_t first = detail::next_fresh_key;
+    std::uint64_t n = first;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        for (auto& k : bytes) {
+            k = fresh_key(n++).bytes;
+        }
+        (void)batch(prepared, std::span<const std::string_view>(views), std::span<out_type>(out));
+        for (const auto o : out) {
+            sum += detail::owner_bits(o);
+        }
+    }
+    detail::next_fresh_key = n;
+    detail::count_memory(state, prepared);
+    detail::count_batches(state);
+    std::uint64_t untimed = 0;
+    for (std::uint64_t k = first; k < n; ++k) {
+        untimed += detail::owner_bits(one(prepared, fresh_key(k).view()));
+    }
+    detail::check_sum(state, name, sum, untimed);
+}
+
+// ---- The lookups, as closures (inlined into the loops above).
 
 /// The owner of a point, and of a key (hashed by the strategy's key hash, as callers do).
 inline constexpr auto pick_owner = [](const auto& s, std::uint64_t point) noexcept { return s.pick(point); };
-inline constexpr auto locate_owner = [](const auto& s, const std::string& key) noexcept {
+inline constexpr auto locate_owner = [](const auto& s, std::string_view key) noexcept {
     return &keyplace::locate(s, key);
 };
+/// The key's XXH3 alone, the hash floor (nothing prepared).
+inline constexpr auto hash_owner = [](int, std::string_view key) noexcept { return keyplace::xxh3{}(key); };
+inline constexpr auto no_structure = [](const benchmark::State&) { return 0; };
+/// The memory floor's lookup: the hash, then one load at it.
+inline constexpr auto load_owner = [](const load_table& t, std::string_view key) noexcept {
+    return t.load(keyplace::xxh3{}(key));
+};
+/// The batched forms.
+inline constexpr auto pick_batch_owners = [](const auto& s, std::span<const std::uint64_t> in,
+                                             std::span<keyplace::node_index> out) noexcept {
+    return keyplace::pick_batch(s, in, out);
+};
+inline constexpr auto locate_batch_owners = [](const auto& s, std::span<const std::string_view> in,
+                                               std::span<const keyplace::node*> out) noexcept {
+    return keyplace::locate_batch(s, in, out);
+};
+/// The memory floor of a batch: the same hashes and loads, issued independently.
+inline constexpr auto load_batch = [](const load_table& t, std::span<const std::string_view> in,
+                                      std::span<std::uint64_t> out) noexcept {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        out[i] = t.load(keyplace::xxh3{}(in[i]));
+    }
+    return in.size();
+};
 
-/// Registers name: prepare(state) builds, untimed, what time_lookups queries over inputs().
+// ---- Registration: a name, what to build from the benchmark's arguments (untimed), the loop.
+
+/// Throughput of lookup over inputs on what prepare(state) builds.
 template <class Input, class Prepare, class Lookup, class Reference = no_reference>
-auto lookup_benchmark(const std::string& name, const std::vector<Input>& (*inputs)(), Prepare prepare, Lookup lookup,
+auto lookup_benchmark(const std::string& name, std::span<const Input> inputs, Prepare prepare, Lookup lookup,
                       Reference reference = {}) -> benchmark::internal::Benchmark* {
     return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         const auto prepared = prepare(state);
-        time_lookups(state, name, prepared, std::span<const Input>(inputs()), lookup, reference);
+        time_lookups(state, name, prepared, inputs, lookup, reference);
     });
 }
 /// pick() of the strategy make(state) builds, over the prepared points.
 template <class Make>
 auto pick_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
-    return lookup_benchmark(name, points, make, pick_owner);
+    return lookup_benchmark(name, points(), make, pick_owner);
 }
 /// locate() of the strategy make(state) builds, over the 16-byte keys: hashing included.
 template <class Make>
 auto locate_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
-    return lookup_benchmark(name, keys, make, locate_owner);
+    return lookup_benchmark(name, keys(), make, locate_owner);
+}
+/// The key's hash alone: the floor every locate is measured against.
+inline auto hash_benchmark(const std::string& name) -> benchmark::internal::Benchmark* {
+    return lookup_benchmark(name, keys(), no_structure, hash_owner);
+}
+
+/// Latency chain of lookup(prepare(state), key) over the 16-byte keys (see time_chain).
+template <class Prepare, class Lookup, class Reference = no_reference>
+auto chain_benchmark(const std::string& name, Prepare prepare, Lookup lookup, Reference reference = {})
+    -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto prepared = prepare(state);
+        time_chain(state, name, prepared, keys(), lookup, reference);
+    });
+}
+
+/// Fresh keys located in the strategy make(state) builds (see time_fresh).
+template <class Make>
+auto fresh_locate_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto prepared = make(state);
+        time_fresh(state, name, prepared, locate_owner);
+    });
+}
+/// Its memory floor: fresh keys hashed and loaded from a load_table of the strategy's size.
+template <class Make>
+auto fresh_floor_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const load_table table(make(state).memory_bytes());
+        time_fresh(state, name, table, load_owner);
+    });
+}
+
+/// pick_batch over the prepared points, batch_size at a time.
+template <class Make>
+auto pick_batch_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto prepared = make(state);
+        time_batches(state, name, prepared, points(), pick_batch_owners, pick_owner);
+    });
+}
+/// locate_batch over the prepared keys, batch_size at a time.
+template <class Make>
+auto locate_batch_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto prepared = make(state);
+        time_batches(state, name, prepared, keys(), locate_batch_owners, locate_owner);
+    });
+}
+/// locate_batch over batches of fresh keys, and its floor (the same loads, independent).
+template <class Make>
+auto fresh_locate_batch_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto prepared = make(state);
+        time_fresh_batches(state, name, prepared, locate_batch_owners, locate_owner);
+    });
+}
+template <class Make>
+auto fresh_floor_batch_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const load_table table(make(state).memory_bytes());
+        time_fresh_batches(state, name, table, load_batch, load_owner);
+    });
 }
 
 /// Runs the registered benchmarks. Exits 1 when a check failed, so a wrong lookup cannot pass

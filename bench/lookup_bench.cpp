@@ -1,7 +1,27 @@
 // Lookup cost of every strategy against the baselines in the same process: hashing the key
-// alone (the floor), std::lower_bound over the ring's sorted points, and a std::map ring as
-// services commonly hand-write it (both checked against the ring's own pick). Build cost of
-// each strategy, and of sorting the same number of points, too.
+// alone (the floor) and its dependent chain; the memory floor (the hash plus one load from a
+// random table the structure's size) for fresh keys, one at a time and batched; std::lower_bound
+// and a branch-free lower bound over the ring's sorted points, and a std::map ring as services
+// commonly hand-write it (all checked against the ring's own pick); libmemcached's ketama
+// against our compat ketama. Build cost of the ring beside sorting as many points.
+//
+// Ratios within one run, repetitions interleaved (bench/lookup_ratios.py does this and prints
+// the ratio table from the medians):
+//   build/bench/bench/keyplace_bench --benchmark_repetitions=5
+//       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+// (one command line).
+// Families, by harness (bench_support.hpp):
+//   throughput (time_lookups, prepared keys or points, independent lookups):
+//     hash_only, ring_pick, ring_locate, lower_bound_pick, branchless_lower_bound_pick,
+//     map_ring_pick, rendezvous_pick, jump_pick, maglev_pick, maglev_locate, compat_*_locate,
+//     libmemcached_ketama_locate
+//   latency chain (time_chain, the next key depends on the previous owner):
+//     hash_chain, ring_locate_chain, maglev_locate_chain
+//   fresh keys (time_fresh, a new 16-byte key a lookup) and their memory floor:
+//     fresh_ring_locate, fresh_ring_floor, fresh_maglev_locate, fresh_maglev_floor
+//   batched (time_batches over prepared inputs; time_fresh_batches over fresh keys):
+//     ring_pick_batch, ring_locate_batch, maglev_pick_batch, maglev_locate_batch,
+//     fresh_ring_locate_batch, fresh_ring_floor_batch
 #include "bench_support.hpp"
 
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
@@ -13,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,13 +54,37 @@ void ring_args(benchmark::internal::Benchmark* b) {
         }
     }
 }
+// The sizes of the performance targets: 16,000 and 160,000 points (L2-resident and not), and
+// 2.56 M points (35 MB, a DRAM miss a lookup).
+void target_rings(benchmark::internal::Benchmark* b) { b->Args({100, 160})->Args({1000, 160})->Args({10000, 256}); }
+void all_rings(benchmark::internal::Benchmark* b) {
+    ring_args(b);
+    b->Args({10000, 256});
+}
+void maglev_sizes(benchmark::internal::Benchmark* b) { b->Arg(65537)->Arg(655373); }
 
-auto lower_bound_owner(const keyplace::ring& r, std::uint64_t p) -> std::uint32_t {
+// The owner of the first point >= p (the first past the last is the first): std::lower_bound,
+// which g++ compiles with a branch per level.
+constexpr auto lower_bound_owner = [](const keyplace::ring& r, std::uint64_t p) {
     const auto pts = r.points();
     auto it = std::lower_bound(pts.begin(), pts.end(), p);
     const auto i = it == pts.end() ? 0 : static_cast<std::size_t>(it - pts.begin());
     return r.owners()[i].value;
-}
+};
+// The same answer by a branch-free halving over all the points: a conditional move a level,
+// the fair comparison baseline (no mispredictions, only the log2(points) dependent loads).
+constexpr auto branchless_lower_bound_owner = [](const keyplace::ring& r, std::uint64_t p) {
+    const auto pts = r.points();
+    const std::uint64_t* base = pts.data();
+    std::size_t n = pts.size();
+    while (n > 1) {
+        const std::size_t half = n / 2;
+        base = base[half] < p ? base + half : base;
+        n -= half;
+    }
+    const auto at = static_cast<std::size_t>(base - pts.data()) + (*base < p ? 1U : 0U);
+    return r.owners()[at == pts.size() ? 0 : at].value;
+};
 
 struct map_ring {
     keyplace::ring ring;
@@ -52,15 +97,16 @@ auto make_map_ring(const benchmark::State& s) -> map_ring {
     }
     return m;
 }
-auto map_owner(const map_ring& m, std::uint64_t p) -> std::uint32_t {
+constexpr auto map_owner = [](const map_ring& m, std::uint64_t p) {
     auto it = m.map.lower_bound(p);
     return it == m.map.end() ? m.map.begin()->second : it->second;
-}
+};
+constexpr auto map_reference = [](const map_ring& m, std::uint64_t p) { return m.ring.pick(p); };
 
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 // libmemcached 1.1's own weighted ketama (MD5 of the key, 160 points per server): a real peer
-// doing the same job, hashing included. Compare with ring_locate at the same node count. Our
-// compat ketama over the same servers is its reference: it must pick the same server.
+// doing the same job, hashing included. Compare with compat_ketama_locate at the same server
+// count. Our compat ketama over the same servers is its reference: it must pick the same server.
 struct memcached_peer {
     std::unique_ptr<memcached_st, decltype(&memcached_free)> memc;
     keyplace::compat::ketama ours;
@@ -75,30 +121,32 @@ auto make_memcached(const benchmark::State& s) -> memcached_peer {
     memcached_behavior_set(p.memc.get(), MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
     return p;
 }
-auto memcached_owner(const memcached_peer& p, const std::string& k) -> std::uint32_t {
+constexpr auto memcached_owner = [](const memcached_peer& p, std::string_view k) -> std::uint32_t {
     return memcached_generate_hash(p.memc.get(), k.data(), k.size());
-}
-auto ours_owner(const memcached_peer& p, const std::string& k) -> std::uint32_t {
+};
+constexpr auto ours_owner = [](const memcached_peer& p, std::string_view k) -> std::uint32_t {
     return static_cast<std::uint32_t>(locate_owner(p.ours, k) - p.ours.nodes().data());  // servers in input order
-}
+};
 #endif
 
-// Build cost: nodes x 160 points for the ring, the node list for rendezvous and jump, a
+// Build cost: N x V points for the ring (N, V the arguments), the node list for rendezvous, a
 // 65537-entry table for Maglev; and std::sort of as many random 64-bit points as the ring has.
 void ring_build(benchmark::State& state) {
-    const auto members = nodes(arg(state));
+    const auto members = nodes(arg(state, 0));
+    const auto v = static_cast<std::uint32_t>(state.range(1));
     for (auto _ : state) {
-        benchmark::DoNotOptimize(ring_of(members).points().data());
+        benchmark::DoNotOptimize(ring_of(members, {.vnodes = v}).points().data());
     }
-    state.counters["points"] = static_cast<double>(members.size() * 160);
+    state.counters["points"] = static_cast<double>(members.size() * v);
 }
 void sort_points(benchmark::State& state) {
-    const auto random = random_words(arg(state) * 160, 3);
+    const auto random = random_words(arg(state, 0) * arg(state, 1), 3);
     for (auto _ : state) {
         auto copy = random;
         std::sort(copy.begin(), copy.end());
         benchmark::DoNotOptimize(copy.data());
     }
+    state.counters["points"] = static_cast<double>(random.size());
 }
 void rendezvous_build(benchmark::State& state) {
     const auto members = nodes(arg(state));
@@ -115,20 +163,43 @@ void maglev_build(benchmark::State& state) {
 
 }  // namespace
 
-// One line per lookup benchmark: a name, what to build from the arguments, and the arguments.
+// One line per benchmark: a name, what to build from the arguments, and the arguments.
 auto main(int argc, char** argv) -> int {
     using benchmark::kMicrosecond;
+    using benchmark::kMillisecond;
     using benchmark::RegisterBenchmark;
-    lookup_benchmark("hash_only", keys, [](auto&) { return 0; }, [](int, const std::string& k) { return keyplace::xxh3{}(k); });
-    pick_benchmark("ring_pick", ring_nv)->Apply(ring_args);
-    locate_benchmark("ring_locate", ring_nv)->Apply(ring_args);
-    lookup_benchmark("lower_bound_pick", points, ring_nv, lower_bound_owner, pick_owner)->Apply(ring_args);
-    lookup_benchmark("map_ring_pick", points, make_map_ring, map_owner,
-                     [](const map_ring& m, std::uint64_t p) { return m.ring.pick(p); })->Apply(ring_args);
+    // Throughput over the 2^16 prepared keys (points: their hashes).
+    hash_benchmark("hash_only");
+    pick_benchmark("ring_pick", ring_nv)->Apply(all_rings);
+    locate_benchmark("ring_locate", ring_nv)->Apply(all_rings);
+    lookup_benchmark("lower_bound_pick", points(), ring_nv, lower_bound_owner, pick_owner)->Apply(all_rings);
+    lookup_benchmark("branchless_lower_bound_pick", points(), ring_nv, branchless_lower_bound_owner, pick_owner)
+        ->Apply(all_rings);
+    lookup_benchmark("map_ring_pick", points(), make_map_ring, map_owner, map_reference)->Apply(ring_args);
     pick_benchmark("rendezvous_pick", [](auto& s) { return rendezvous_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
-    pick_benchmark("maglev_pick", maglev_m)->Arg(65537)->Arg(655373);
-    locate_benchmark("maglev_locate", maglev_m)->Arg(65537)->Arg(655373);
+    pick_benchmark("maglev_pick", maglev_m)->Apply(maglev_sizes);
+    locate_benchmark("maglev_locate", maglev_m)->Apply(maglev_sizes);
+
+    // Latency: each key's bytes depend on the previous owner; the hash chain is its floor.
+    chain_benchmark("hash_chain", no_structure, hash_owner);
+    chain_benchmark("ring_locate_chain", ring_nv, locate_owner)->Apply(target_rings);
+    chain_benchmark("maglev_locate_chain", maglev_m, locate_owner)->Apply(maglev_sizes);
+
+    // Fresh keys, each beside its memory floor at the same size.
+    fresh_locate_benchmark("fresh_ring_locate", ring_nv)->Apply(target_rings);
+    fresh_floor_benchmark("fresh_ring_floor", ring_nv)->Apply(target_rings);
+    fresh_locate_benchmark("fresh_maglev_locate", maglev_m)->Apply(maglev_sizes);
+    fresh_floor_benchmark("fresh_maglev_floor", maglev_m)->Apply(maglev_sizes);
+
+    // Batched, batch_size lookups an iteration (the per_lookup counter is the time of one).
+    pick_batch_benchmark("ring_pick_batch", ring_nv)->Apply(target_rings);
+    locate_batch_benchmark("ring_locate_batch", ring_nv)->Apply(target_rings);
+    pick_batch_benchmark("maglev_pick_batch", maglev_m)->Apply(maglev_sizes);
+    locate_batch_benchmark("maglev_locate_batch", maglev_m)->Apply(maglev_sizes);
+    fresh_locate_batch_benchmark("fresh_ring_locate_batch", ring_nv)->Apply(target_rings);
+    fresh_floor_batch_benchmark("fresh_ring_floor_batch", ring_nv)->Apply(target_rings);
+
     // Compatibility modes, hash included: our libmemcached-compatible weighted ketama (same
     // servers and job as libmemcached_ketama_locate), Envoy's ring hash at its default 1024
     // entries, Envoy's Maglev at 65537, and Cassandra's Murmur3 token ring at 16 tokens a node.
@@ -138,11 +209,11 @@ auto main(int argc, char** argv) -> int {
     locate_benchmark("compat_cassandra_locate", [](auto& s) { return cassandra_of(cassandra_endpoints(nodes(arg(s)))); })->Arg(10)->Arg(100);
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
     // libmemcached 1.1 asserts above 100 servers (MEMCACHED_CONTINUUM_SIZE).
-    lookup_benchmark("libmemcached_ketama_locate", keys, make_memcached, memcached_owner, ours_owner)->Arg(10)->Arg(100);
+    lookup_benchmark("libmemcached_ketama_locate", keys(), make_memcached, memcached_owner, ours_owner)->Arg(10)->Arg(100);
 #endif
 
-    RegisterBenchmark("ring_build", ring_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
-    RegisterBenchmark("sort_points", sort_points)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_build", ring_build)->Args({10, 160})->Apply(target_rings)->Unit(kMillisecond);
+    RegisterBenchmark("sort_points", sort_points)->Args({10, 160})->Apply(target_rings)->Unit(kMillisecond);
     RegisterBenchmark("rendezvous_build", rendezvous_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     RegisterBenchmark("maglev_build", maglev_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     return run(argc, argv);

@@ -86,7 +86,7 @@ auto main(int argc, char** argv) -> int {
     RegisterBenchmark("partitions3_without", partitions3_without)->Apply(sizes)->Unit(kMicrosecond);
     RegisterBenchmark("ring_rebuild", ring_rebuild)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     // Lookups: hashing alone (the floor), then the table lookup on prepared points, and both.
-    lookup_benchmark("hash_only", keys, [](auto&) { return 0; }, [](int, const std::string& k) { return keyplace::xxh3{}(k); });
+    hash_benchmark("hash_only");
     pick_benchmark("partitions_pick", [](auto& s) { return partitions_of(nodes(arg(s, 0)), config_of(s)); })->Apply(sizes);
     locate_benchmark("partitions_locate", [](auto& s) { return partitions_of(nodes(arg(s, 0)), config_of(s)); })->Apply(sizes);
     return run(argc, argv);

@@ -426,11 +426,20 @@ TEST_CASE("ring: the prefix index returns exactly what the plain search returns"
     CHECK(index_mismatches(grown, random) == 0);
 }
 
-TEST_CASE("ring: memory is 12 bytes per point plus about one byte of index", "[ring]") {
+TEST_CASE("ring: memory is 12 bytes per point, the index and the direct owner table", "[ring]") {
+    // 100 x 160 = 16000 points: 12 bytes each (point and owner), the prefix index (4096 + 1
+    // 4-byte entries, 1 byte a point), the direct table of 2^16 + 1 16-bit entries (100 nodes;
+    // 2^round(log2 16000) + 2 = 2^16 buckets: 8.2 bytes a point) and the records of the buckets
+    // of several points (about 3.5% of 2^16 buckets, some 23 bytes each: 3.3 bytes a point).
     const auto r = ring::build(make_nodes(100));
     const double per_point = static_cast<double>(r.memory_bytes()) / static_cast<double>(r.points().size());
-    CHECK(per_point >= 12.0);
-    CHECK(per_point <= 14.0);
+    CHECK(per_point >= 12.0 + 1.0 + 8.2);
+    CHECK(per_point <= 12.0 + 1.0 + 8.2 + 5.0);
+    // Over 1024 nodes the entries are 32 bits: the table alone is then 4 bytes a bucket.
+    const auto wide = ring::build(make_nodes(1100), {.vnodes = 16});  // 17600 points, 2^16 buckets
+    const double wide_per_point =
+        static_cast<double>(wide.memory_bytes()) / static_cast<double>(wide.points().size());
+    CHECK(wide_per_point >= 12.0 + 1.0 + 4.0 * 65537 / 17600);
     const auto g = keyplace::maglev::build(make_nodes(100));
     CHECK(g.memory_bytes() == 65537);
 }

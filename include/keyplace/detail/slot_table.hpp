@@ -109,9 +109,14 @@ public:
         }
     }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return entry(mod_(point)); }
+    /// out[i] = pick(points[i]) for i < n: in blocks, every slot prefetched before the first is
+    /// read, so the blocks' cache misses overlap.
     void pick_batch(const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
-        for (std::size_t i = 0; i < n; ++i) {
-            out[i] = pick(points[i]);
+        switch (width_) {
+            case 0: std::fill(out, out + n, node_index{only_}); break;
+            case 1: batch(narrow8_.data(), points, out, n); break;
+            case 2: batch(narrow16_.data(), points, out, n); break;
+            default: batch(wide_.data(), points, out, n); break;
         }
     }
     /// Slots held by node i.
@@ -137,6 +142,24 @@ public:
     }
 
 private:
+    template <class Slot>
+    void batch(const Slot* table, const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
+        constexpr std::size_t block = 16;
+        std::uint64_t slot[block];
+        for (std::size_t at = 0; at < n; at += block) {
+            const std::size_t m = n - at < block ? n - at : block;
+            for (std::size_t i = 0; i < m; ++i) {
+                slot[i] = mod_(points[at + i]);
+#if defined(__GNUC__) || defined(__clang__)
+                __builtin_prefetch(table + slot[i]);
+#endif
+            }
+            for (std::size_t i = 0; i < m; ++i) {
+                out[at + i] = node_index{table[slot[i]]};
+            }
+        }
+    }
+
     void finish() {
         mod_ = fast_mod(size_);
         holders_ = static_cast<std::size_t>(

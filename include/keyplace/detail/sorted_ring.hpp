@@ -1,6 +1,6 @@
 // keyplace — which node owns a key. The sorted-ring engine (Karger et al., STOC 1997): points of
-// any integer width on a circle, their owners, a prefix index, the lookup (first point >= h, or
-// first point > h), the walk, holders and arc regions. Every ring is a configuration of it: the
+// any integer width on a circle, their owners, a direct owner table and a prefix index, the
+// lookup (first point >= h, or first point > h), the walk, holders and arc regions. Every ring is a configuration of it: the
 // native ring, ketama's continuums, Envoy's ring hash, Cassandra's token ring. Not API.
 #ifndef KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
 #define KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
@@ -151,11 +151,16 @@ public:
     [[nodiscard]] auto count(node_index i) const noexcept -> std::size_t { return counts_[i.value]; }
     [[nodiscard]] auto holders() const noexcept -> std::size_t { return holders_; }
     [[nodiscard]] auto regions() const noexcept -> arc_regions<Point> { return {points_, owners_, rule_}; }
-    /// Bytes of the points, owners and prefix index.
+    /// Bytes of the points, owners, prefix index and direct owner table.
     [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
         return points_.capacity() * sizeof(Point) + owners_.capacity() * sizeof(node_index) +
-               index_.capacity() * sizeof(std::uint32_t);
+               index_.capacity() * sizeof(std::uint32_t) + direct16_.capacity() * sizeof(std::uint16_t) +
+               direct32_.capacity() * sizeof(std::uint32_t) + direct64_.capacity() * sizeof(std::uint64_t) +
+               record_fractions_.capacity() * sizeof(std::uint16_t) + record_owners_.capacity() * sizeof(node_index) +
+               record_refs_.capacity() * sizeof(std::uint32_t);
     }
+    /// log2 of the direct owner table's bucket count.
+    [[nodiscard]] auto direct_bits() const noexcept -> unsigned { return 64 - direct_shift_; }
 
     /// The index of the entry that owns a key's point: the first point >= it (the first of a run
     /// of equal points), or > it under lookup_rule::after; 0 past the last point. O(1) expected
@@ -168,28 +173,28 @@ public:
             }
             ++p;
         }
-        const auto k = static_cast<std::size_t>(key(p) >> index_shift_);
-        const std::size_t lo = index_[k];
-        std::size_t n = index_[k + 1] - lo;
-        if (n == 0) {
-            return lo == points_.size() ? 0 : lo;
-        }
-        // std::lower_bound's answer in [lo, lo + n) by a branch-free halving: a conditional move
-        // a step rather than a mispredicted branch; base ends on the last point < p, or on lo.
-        const Point* base = points_.data() + lo;
-        while (n > 1) {
-            const std::size_t half = n / 2;
-            base = base[half] < p ? base + half : base;
-            n -= half;
-        }
-        const auto at = static_cast<std::size_t>(base - points_.data()) + (*base < p ? 1U : 0U);
-        return at == points_.size() ? 0 : at;
+        return entry_at_or_after(p);
     }
 
-    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index { return owners_[entry_of(hash)]; }
+    /// The owner of a key's point, entry_of's owner: one entry of the direct owner table (and
+    /// its neighbour, in the same cache line but once in 16), or the exact index for the few
+    /// keys the table cannot settle.
+    [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index {
+        const std::uint64_t w = widened(hash);
+        switch (direct_width_) {
+            case 2: return direct_pick(direct16_.data(), w);
+            case 4: return direct_pick(direct32_.data(), w);
+            default: return direct_pick(direct64_.data(), w);
+        }
+    }
+
+    /// out[i] = pick(points[i]) for i < n: in blocks, every key's table entry prefetched before
+    /// the first is read, so the blocks' cache misses overlap.
     void pick_batch(const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
-        for (std::size_t i = 0; i < n; ++i) {
-            out[i] = pick(points[i]);
+        switch (direct_width_) {
+            case 2: direct_batch(direct16_.data(), points, out, n); break;
+            case 4: direct_batch(direct32_.data(), points, out, n); break;
+            default: direct_batch(direct64_.data(), points, out, n); break;
         }
     }
 
@@ -220,6 +225,26 @@ private:
         }
     }
 
+    // The first entry whose point is >= p, 0 past the last.
+    [[nodiscard]] auto entry_at_or_after(Point p) const noexcept -> std::size_t {
+        const auto k = static_cast<std::size_t>(key(p) >> index_shift_);
+        const std::size_t lo = index_[k];
+        std::size_t n = index_[k + 1] - lo;
+        if (n == 0) {
+            return lo == points_.size() ? 0 : lo;
+        }
+        // std::lower_bound's answer in [lo, lo + n) by a branch-free halving: a conditional move
+        // a step rather than a mispredicted branch; base ends on the last point < p, or on lo.
+        const Point* base = points_.data() + lo;
+        while (n > 1) {
+            const std::size_t half = n / 2;
+            base = base[half] < p ? base + half : base;
+            n -= half;
+        }
+        const auto at = static_cast<std::size_t>(base - points_.data()) + (*base < p ? 1U : 0U);
+        return at == points_.size() ? 0 : at;
+    }
+
     // Bucket k of the prefix index holds the points whose key's top bits are k; index_[k] is its
     // first entry, so the answer lies in [index_[k], index_[k + 1]]. About one bucket per four
     // points (at least two), so the index costs about one byte per point.
@@ -230,24 +255,262 @@ private:
         }
         index_shift_ = point_bits - bits;
         const std::size_t buckets = std::size_t{1} << bits;
+        // A histogram of the buckets, then its running sum: no branch on the points.
         index_.assign(buckets + 1, 0);
-        std::size_t at = 0;
-        for (std::size_t k = 0; k < buckets; ++k) {
-            while (at < points_.size() && static_cast<std::size_t>(key(points_[at]) >> index_shift_) < k) {
-                ++at;
-            }
-            index_[k] = static_cast<std::uint32_t>(at);
+        for (const Point p : points_) {
+            ++index_[static_cast<std::size_t>(key(p) >> index_shift_) + 1];
         }
-        index_[buckets] = static_cast<std::uint32_t>(points_.size());
+        for (std::size_t k = 1; k <= buckets; ++k) {
+            index_[k] += index_[k - 1];
+        }
         holders_ = static_cast<std::size_t>(
             std::count_if(counts_.begin(), counts_.end(), [](std::uint32_t c) { return c != 0; }));
+        bump_ = rule_ == lookup_rule::after ? 1 : 0;
+        direct16_ = {};
+        direct32_ = {};
+        direct64_ = {};
+        // The narrowest entries that hold the owners and the record references.
+        if (counts_.size() > max_owners<std::uint32_t> || points_.size() > (std::size_t{1} << 27)) {
+            direct_width_ = 8;
+        } else if (counts_.size() > max_owners<std::uint16_t> || !fill_direct(direct16_)) {
+            direct_width_ = 4;
+        } else {
+            direct_width_ = 2;
+            return;
+        }
+        if (direct_width_ == 8) {
+            (void)fill_direct(direct64_);
+        } else {
+            (void)fill_direct(direct32_);
+        }
+    }
+
+    // ---- The direct owner table: 2^b equal buckets of the key space, b = round(log2 T) + 2
+    // (2.8 to 5.7 buckets per point), within [2, 26] and at most the point's bits; one entry per
+    // bucket plus one.
+    // - A bucket with no point or one point: the owner of the first point at or after the
+    //   bucket's start (wrapping), and s, the F key bits after the bucket's b of its point (all
+    //   ones when it has none). A key's F bits there, t, are taken at most 2^F - 2. t < s: the
+    //   key is below the bucket's point (or there is none), and entry k's owner is the answer;
+    //   t > s: above it, and the answer is the first point at or after the next bucket's start,
+    //   entry k + 1's owner. t == s cannot tell (the key may equal the point): the exact index
+    //   decides (2^-F of the keys in one-point buckets). A point whose F bits are all ones is
+    //   given a record instead.
+    // - A bucket of several points (about 1 in 25 buckets, 1-5% of keys): a record of the
+    //   points' next 16 key bits and n + 1 owners, the bucket's n points' and the first point's
+    //   after it (n <= 4; a bucket of more has a record of its first owner only, and its keys
+    //   go to the exact index). A key counts the bucket's points below it (one equal in those
+    //   bits: the exact index decides) and takes that owner. The records are small arrays of
+    //   their own, so the rare keys they serve leave the table in the cache. The entry refers
+    //   to its record by offset and n; a 16-bit entry by a record number, through
+    //   record_refs_. Read as entry k + 1, the record's first owner is the answer.
+    // - Entry 2^b: the owner of point 0, the wrap.
+    // Entry: bit 0 the record flag; above it the owner (O bits) and s (F bits), or the record
+    // reference. 16-bit entries (O = 10, F = 5) over at most 1024 nodes and 32768 records, else
+    // 32-bit (O = 15, F = 16) over at most 32768 nodes and 2^27 points, else 64-bit (O = 32,
+    // F = 31).
+    static constexpr unsigned direct_max_bits = 26;
+    static constexpr std::size_t record_points = 4;
+    static constexpr std::size_t max_records16 = std::size_t{1} << 15;
+
+    template <class E>
+    static constexpr unsigned owner_bits = sizeof(E) == 2 ? 10 : sizeof(E) == 4 ? 15 : 32;
+    template <class E>
+    static constexpr std::size_t max_owners = std::size_t{1} << owner_bits<E>;
+    template <class E>
+    static constexpr unsigned fraction_bits = 8 * sizeof(E) - owner_bits<E> - 1;
+    template <class E>
+    static constexpr std::uint64_t owner_mask = (std::uint64_t{1} << owner_bits<E>) - 1;
+    template <class E>
+    static constexpr std::uint64_t fraction_mask = (std::uint64_t{1} << fraction_bits<E>) - 1;
+
+    // The key of a hash's point (bumped by one under lookup_rule::after: the first point > p is
+    // the first >= p + 1, and the largest point's successor wraps to the smallest, whose first
+    // point >= it is entry 0 as the wrap wants), left-aligned in 64 bits.
+    [[nodiscard]] auto widened(std::uint64_t hash) const noexcept -> std::uint64_t {
+        const auto k = static_cast<key_type>(key(static_cast<Point>(hash)) + bump_);
+        return static_cast<std::uint64_t>(k) << (64 - point_bits);
+    }
+    [[nodiscard]] auto widened_point(std::size_t i) const noexcept -> std::uint64_t {
+        return static_cast<std::uint64_t>(key(points_[i])) << (64 - point_bits);
+    }
+    template <class E>
+    [[nodiscard]] auto fraction(std::uint64_t w) const noexcept -> std::uint64_t {
+        return (w >> (direct_shift_ - fraction_bits<E>)) & fraction_mask<E>;
+    }
+    [[nodiscard]] auto record_fraction(std::uint64_t w) const noexcept -> std::uint16_t {
+        return static_cast<std::uint16_t>(w >> (direct_shift_ - 16));
+    }
+    // A record entry's reference: offset << 3 | n.
+    template <class E>
+    [[nodiscard]] auto record_ref(E e) const noexcept -> std::size_t {
+        if constexpr (sizeof(E) == 2) {
+            return record_refs_[static_cast<std::size_t>(e >> 1)];
+        } else {
+            return static_cast<std::size_t>(e >> 1);
+        }
+    }
+
+    template <class E>
+    [[nodiscard]] auto direct_pick(const E* table, std::uint64_t w) const noexcept -> node_index {
+        const auto k = static_cast<std::size_t>(w >> direct_shift_);
+        const E here = table[k];
+        const std::uint64_t f = fraction<E>(w);
+        const std::uint64_t t = f == fraction_mask<E> ? f - 1 : f;
+        const std::uint64_t s = static_cast<std::uint64_t>(here) >> (owner_bits<E> + 1);
+        // Rare branches only; the choice between the entries is an index, not a 50:50 branch.
+        if (((here & 1U) != 0) | (t == s)) [[unlikely]] {
+            return (here & 1U) != 0 ? in_record(record_ref(here), w) : owners_[exact(w)];
+        }
+        const E chosen = table[k + static_cast<std::size_t>(t > s)];
+        if ((chosen & 1U) != 0) [[unlikely]] {
+            return record_owners_[record_ref(chosen) >> 3];
+        }
+        return node_index{static_cast<std::uint32_t>((static_cast<std::uint64_t>(chosen) >> 1) & owner_mask<E>)};
+    }
+
+    // The owner for the widened key w in a bucket with a record, reference ref.
+    [[nodiscard]] auto in_record(std::size_t ref, std::uint64_t w) const noexcept -> node_index {
+        const std::size_t n = ref & 7U;
+        const std::size_t at = ref >> 3;
+        const std::uint16_t t = record_fraction(w);
+        std::size_t below = 0;
+        bool equal = n == 0;
+        for (std::size_t j = 0; j < record_points; ++j) {
+            const std::uint16_t f = record_fractions_[at + j];
+            below += static_cast<std::size_t>((j < n) & (f < t));
+            equal |= (j < n) & (f == t);
+        }
+        return equal ? owners_[exact(w)] : record_owners_[at + below];
+    }
+
+    // Fills the table in one pass over the points, a group of points per bucket that has any;
+    // the empty buckets before a group take its first point's owner. False (and nothing kept)
+    // if 16-bit entries would need more than max_records16 records.
+    template <class E>
+    [[nodiscard]] auto fill_direct(std::vector<E>& table) -> bool {
+        const std::size_t total = points_.size();
+        unsigned floor_log2 = 0;
+        while ((total >> (floor_log2 + 1)) != 0) {
+            ++floor_log2;
+        }
+        // round(log2 T): up when T >= 2^(floor + 1/2), i.e. T^2 >= 2^(2 floor + 1) (T <= 2^28).
+        const bool up = static_cast<std::uint64_t>(total) * total >= (std::uint64_t{2} << (2 * floor_log2));
+        // No finer than the points themselves (an 8-bit ring has 256 values).
+        const unsigned bits = std::clamp(floor_log2 + (up ? 1U : 0U) + 2, 2U, std::min(direct_max_bits, point_bits));
+        direct_shift_ = 64 - bits;
+        const std::size_t buckets = std::size_t{1} << bits;
+        const auto plain = [](node_index owner, std::uint64_t s) {
+            return static_cast<E>((s << (owner_bits<E> + 1)) | (std::uint64_t{owner.value} << 1));
+        };
+        record_fractions_.clear();
+        record_owners_.clear();
+        record_refs_.clear();
+        constexpr std::size_t run = 8;  // empty entries written at once, whatever the gap
+        table.resize(buckets + 1 + run);
+        E* const out = table.data();
+        std::size_t next = 0;  // the first entry not yet written
+        for (std::size_t at = 0; at < total;) {
+            const std::uint64_t w = widened_point(at);
+            const auto k = static_cast<std::size_t>(w >> direct_shift_);
+            std::size_t end = at + 1;
+            while (end < total && static_cast<std::size_t>(widened_point(end) >> direct_shift_) == k) {
+                ++end;
+            }
+            const E empty = plain(owners_[at], fraction_mask<E>);
+            for (std::size_t i = 0; i < run; ++i) {  // most gaps are shorter: no branch on their length
+                out[next + i] = empty;
+            }
+            for (next += run; next < k; ++next) {
+                out[next] = empty;
+            }
+            next = k;
+            const std::uint64_t s = fraction<E>(w);
+            if (end - at == 1 && s != fraction_mask<E>) {
+                out[next++] = plain(owners_[at], s);
+            } else {
+                const std::size_t n = end - at <= record_points ? end - at : 0;
+                const std::size_t ref = record_owners_.size() << 3 | n;
+                for (std::size_t i = at; i < at + n; ++i) {
+                    record_fractions_.push_back(record_fraction(widened_point(i)));
+                    record_owners_.push_back(owners_[i]);
+                }
+                record_fractions_.push_back(0);  // the two arrays keep equal offsets
+                record_owners_.push_back(owners_[n == 0 ? at : end < total ? end : 0]);
+                if constexpr (sizeof(E) == 2) {
+                    if (record_refs_.size() == max_records16) {
+                        table = {};
+                        return false;
+                    }
+                    out[next++] = static_cast<E>(record_refs_.size() << 1 | 1U);
+                    record_refs_.push_back(static_cast<std::uint32_t>(ref));
+                } else {
+                    out[next++] = static_cast<E>(ref << 1 | 1U);
+                }
+            }
+            at = end;
+        }
+        const E empty = plain(owners_[0], fraction_mask<E>);
+        for (; next < buckets; ++next) {
+            out[next] = empty;
+        }
+        out[buckets] = plain(owners_[0], 0);
+        table.resize(buckets + 1);
+        record_fractions_.resize(record_owners_.size() + record_points);  // in_record reads record_points
+        record_fractions_.shrink_to_fit();
+        record_owners_.shrink_to_fit();
+        record_refs_.shrink_to_fit();
+        return true;
+    }
+
+    template <class E>
+    void direct_batch(const E* table, const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
+        constexpr std::size_t block = 16;
+        std::uint64_t w[block];
+        for (std::size_t at = 0; at < n; at += block) {
+            const std::size_t m = n - at < block ? n - at : block;
+            for (std::size_t i = 0; i < m; ++i) {
+                w[i] = widened(points[at + i]);
+                prefetch(table + (w[i] >> direct_shift_));
+            }
+            for (std::size_t i = 0; i < m; ++i) {
+                out[at + i] = direct_pick(table, w[i]);
+            }
+        }
+    }
+
+    static void prefetch(const void* address) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(address);
+#else
+        (void)address;
+#endif
+    }
+
+    // The entry of the first point whose key is >= the widened key w, 0 past the last.
+    [[nodiscard]] auto exact(std::uint64_t w) const noexcept -> std::size_t {
+        const auto k = static_cast<key_type>(w >> (64 - point_bits));
+        if constexpr (std::is_signed_v<Point>) {
+            return entry_at_or_after(static_cast<Point>(k ^ (key_type{1} << (point_bits - 1))));
+        } else {
+            return entry_at_or_after(static_cast<Point>(k));
+        }
     }
 
     lazy_vector<Point> points_;
     lazy_vector<node_index> owners_;
     lazy_vector<std::uint32_t> counts_;  // points per node
     lazy_vector<std::uint32_t> index_;   // prefix index: first entry of each bucket, plus the end
+    lazy_vector<std::uint16_t> direct16_;  // the direct owner table, in one of three widths
+    lazy_vector<std::uint32_t> direct32_;
+    lazy_vector<std::uint64_t> direct64_;
+    lazy_vector<std::uint16_t> record_fractions_;  // its records
+    lazy_vector<node_index> record_owners_;
+    lazy_vector<std::uint32_t> record_refs_;  // 16-bit entries' record numbers to references
     unsigned index_shift_ = 0;
+    unsigned direct_shift_ = 62;  // 64 - b
+    key_type bump_ = 0;           // 1 under lookup_rule::after
+    unsigned direct_width_ = 2;  // bytes per entry
     lookup_rule rule_ = lookup_rule::at_or_after;
     std::size_t holders_ = 0;
 };

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The ratio table of the lookup performance targets (issue 17), from one run.
+
+Runs keyplace_bench over the benchmarks the targets name, with repetitions interleaved at
+random, and keyplace_change_bench for with(node) against a rebuild; prints the medians' ratios
+beside each target. Every ratio is of two benchmarks from the same process run. Exits non-zero
+when a benchmark's checksum check failed (the bench exits 1 then).
+
+    python3 bench/lookup_ratios.py [--build build/bench] [--repetitions 5] [--min-time 0.2]
+                                   [--time cpu|real] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+RING_SIZES = ["100/160", "1000/160", "10000/256"]
+
+# The lookup benchmarks the table reads (anchored names, one alternation).
+LOOKUPS = (
+    ["hash_only", "hash_chain", "maglev_pick/65537", "maglev_locate/65537",
+     "maglev_locate_chain/65537", "compat_ketama_locate/10", "compat_ketama_locate/100",
+     "libmemcached_ketama_locate/10", "libmemcached_ketama_locate/100"]
+    + [f"{family}/{size}" for size in RING_SIZES
+       for family in ("ring_pick", "ring_locate", "ring_locate_chain", "fresh_ring_locate",
+                      "fresh_ring_floor", "fresh_ring_locate_batch", "fresh_ring_floor_batch",
+                      "branchless_lower_bound_pick", "lower_bound_pick", "ring_build",
+                      "sort_points")]
+    + [f"map_ring_pick/{size}" for size in RING_SIZES[:2]]
+)
+CHANGES = ["ring_with/625", "ring_rebuild/625"]  # 625 nodes x 160 points = 10^5 points
+
+
+def run(binary, names, args):
+    """Medians by name (per lookup for batched benchmarks) and their counters."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        path = out.name
+    try:
+        command = [
+            binary,
+            "--benchmark_filter=^(" + "|".join(names) + ")$",
+            f"--benchmark_repetitions={args.repetitions}",
+            "--benchmark_enable_random_interleaving=true",
+            "--benchmark_report_aggregates_only=true",
+            f"--benchmark_min_time={args.min_time}",
+            f"--benchmark_out={path}",
+            "--benchmark_out_format=json",
+        ]
+        print("running:", " ".join(command), file=sys.stderr)
+        # The console table goes to stderr: progress for the reader, stdout stays the ratios.
+        status = subprocess.run(command, stdout=sys.stderr).returncode
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    finally:
+        os.unlink(path)
+    medians = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
+        ns = b[f"{args.time}_time"] * scale / b.get("batch", 1.0)
+        medians[b["run_name"]] = {"ns": ns, **b}
+    return status, medians, doc.get("context", {})
+
+
+def duration(ns):
+    """ns as a short time with its unit."""
+    for unit, scale in (("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build/bench", help="the bench preset's build directory")
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--min-time", default="0.2", help="seconds per repetition")
+    parser.add_argument("--time", choices=["cpu", "real"], default="cpu",
+                        help="cpu (default: robust to a shared machine's preemption) or real time")
+    parser.add_argument("--json", help="also write the medians here")
+    args = parser.parse_args()
+
+    bench = os.path.join(args.build, "bench")
+    status, m, context = run(os.path.join(bench, "keyplace_bench"), LOOKUPS, args)
+    change_status, changes, _ = run(os.path.join(bench, "keyplace_change_bench"), CHANGES, args)
+    m.update(changes)
+
+    rows = []  # (what, numerator, denominator, ratio or None, target text, met or None)
+
+    def ratio(what, num, den, target=None, at_most=True):
+        if num not in m or den not in m:
+            rows.append((what, num, den, None, target or "", None))
+            return
+        r = m[num]["ns"] / m[den]["ns"]
+        met = None if target is None else (r <= target if at_most else r >= target)
+        text = "" if target is None else ("<= " if at_most else ">= ") + f"{target:g}"
+        rows.append((what, num, den, r, text, met))
+
+    for size, target in (("100/160", 2.5), ("1000/160", 4.0), ("10000/256", None)):
+        ratio(f"ring locate / hash, {size}", f"ring_locate/{size}", "hash_only", target)
+    ratio("fresh locate / floor, 10^4 x 256", "fresh_ring_locate/10000/256", "fresh_ring_floor/10000/256", 1.5)
+    ratio("fresh batched / batched floor, 10^4 x 256", "fresh_ring_locate_batch/10000/256",
+          "fresh_ring_floor_batch/10000/256", 1.1)
+    ratio("fresh batched / floor, 10^4 x 256", "fresh_ring_locate_batch/10000/256",
+          "fresh_ring_floor/10000/256", 1.1)
+    for size in ("100/160", "1000/160"):
+        ratio(f"fresh locate / floor, {size}", f"fresh_ring_locate/{size}", f"fresh_ring_floor/{size}")
+    for size, target in (("100/160", 3.0), ("1000/160", 6.0), ("10000/256", None)):
+        ratio(f"ring chain / hash chain, {size}", f"ring_locate_chain/{size}", "hash_chain", target)
+    ratio("maglev locate / hash, M 65537", "maglev_locate/65537", "hash_only", 1.75)
+    ratio("maglev pick / hash, M 65537", "maglev_pick/65537", "hash_only", 1.6)
+    ratio("maglev chain / hash chain, M 65537", "maglev_locate_chain/65537", "hash_chain")
+    for servers in ("10", "100"):
+        ratio(f"libmemcached / our ketama, {servers} servers", f"libmemcached_ketama_locate/{servers}",
+              f"compat_ketama_locate/{servers}", 1.5 if servers == "100" else None, at_most=False)
+    for size in RING_SIZES:
+        ratio(f"ring build / sort_points, {size}", f"ring_build/{size}", f"sort_points/{size}", 2.0)
+    ratio("rebuild / with(node), 10^5 points", "ring_rebuild/625", "ring_with/625", 5.0, at_most=False)
+    for size in RING_SIZES:
+        ratio(f"std::lower_bound / ring pick, {size}", f"lower_bound_pick/{size}", f"ring_pick/{size}", at_most=False)
+        ratio(f"branch-free lower bound / ring pick, {size}", f"branchless_lower_bound_pick/{size}",
+              f"ring_pick/{size}", at_most=False)
+    for size in RING_SIZES[:2]:
+        ratio(f"std::map ring / ring pick, {size}", f"map_ring_pick/{size}", f"ring_pick/{size}", at_most=False)
+
+    print(f"medians of {args.repetitions} interleaved repetitions, {args.time} time; "
+          f"{context.get('num_cpus', '?')} CPUs, {context.get('library_build_type', '?')} Google Benchmark")
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'ratio':<{width}} | {'times':>21} | ratio | target  | met |")
+    print(f"|{'-' * (width + 2)}|{'-' * 23}|-------|---------|-----|")
+    for what, num, den, r, target, met in rows:
+        if r is None:
+            print(f"| {what:<{width}} | {'(not run)':>21} |       | {target:>7} |     |")
+            continue
+        times = f"{duration(m[num]['ns'])} / {duration(m[den]['ns'])}"
+        flag = "" if met is None else ("yes" if met else "no")
+        print(f"| {what:<{width}} | {times:>21} | {r:5.2f} | {target:>7} | {flag:>3} |")
+
+    print()
+    print("| ring | points | bytes/point | MB |")
+    print("|---|---|---|---|")
+    for size in RING_SIZES:
+        b = m.get(f"fresh_ring_locate/{size}")
+        if b and "bytes_per_point" in b:
+            points = b["bytes"] / b["bytes_per_point"]
+            print(f"| {size.replace('/', ' x ')} | {points:,.0f} | {b['bytes_per_point']:.2f} | {b['bytes'] / 1e6:.1f} |")
+
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({k: v["ns"] for k, v in m.items()}, f, indent=1, sort_keys=True)
+    if status != 0 or change_status != 0:
+        print("a benchmark check failed (see the bench output above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
