@@ -427,6 +427,97 @@ TEST_CASE("lookup: point rings of 10^5 points, and rings over more than 32768 no
     }
 }
 
+namespace {
+
+// The point at offset `within` of bucket k of 2^b buckets over Point's order.
+template <class Point>
+auto in_bucket(unsigned b, std::uint64_t k, std::uint64_t within) -> Point {
+    using key_type = std::make_unsigned_t<Point>;
+    constexpr unsigned bits = 8 * sizeof(Point);
+    return from_key<Point>(static_cast<key_type>((static_cast<key_type>(k) << (bits - b)) | static_cast<key_type>(within)));
+}
+
+// Distinct random buckets of 2^b.
+auto some_buckets(unsigned b, std::size_t n, std::mt19937_64& gen) -> std::vector<std::uint64_t> {
+    std::set<std::uint64_t> chosen;
+    while (chosen.size() < n) {
+        chosen.insert(gen() >> (64 - b));
+    }
+    return {chosen.begin(), chosen.end()};
+}
+
+// Rings whose points sit where an owner table's entries change meaning: buckets holding exactly
+// 1..12 points (a small record, a full one, one too many), some of them sharing the 16 bits
+// below the bucket prefix; and single points at the first and last value of their bucket, one
+// past and before them, and with the 16 bits below the prefix all ones or all zeros. Owners
+// among `nodes` (1024 / 1025 and 32768 / 32769 straddle the entry widths), the last included.
+template <class Point>
+void bucket_shapes(std::size_t nodes, lookup_rule rule, std::mt19937_64& gen, const std::string& what) {
+    constexpr unsigned bits = 8 * sizeof(Point);
+    const auto owner = [&](std::size_t i) {
+        return static_cast<std::uint32_t>(i % 5 == 0 ? nodes - 1 : gen() % nodes);
+    };
+    const std::uint64_t below_mask = all_ones >> (64 - (bits - 16));  // the bits under the top 16
+    {
+        // 20 buckets of each count 1..12: 1560 points, b = 13.
+        const unsigned b = table_bits(1560);
+        const auto buckets = some_buckets(b, 240, gen);
+        const unsigned s = bits - b;
+        std::vector<ring_point<Point>> pts;
+        for (std::size_t i = 0; i < buckets.size(); ++i) {
+            const std::size_t count = 1 + i % 12;
+            const bool shared = i % 24 >= 12;  // every count once with a shared top 16 bits
+            const std::uint64_t top = (gen() & 0xffffU) << (s - 16);
+            for (std::size_t j = 0; j < count; ++j) {
+                const std::uint64_t within = shared ? top | (gen() & (below_mask >> b)) : gen() >> (64 - s);
+                pts.push_back({in_bucket<Point>(b, buckets[i], within), owner(pts.size())});
+            }
+        }
+        REQUIRE(pts.size() == 1560);
+        check_given<Point>(nodes, pts, rule, {.random = 5000, .wide = true, .seed = gen()}, what + ", 1..12 points a bucket");
+    }
+    {
+        const unsigned b = table_bits(1200);
+        const unsigned s = bits - b;
+        const std::uint64_t last = all_ones >> (64 - s);
+        std::vector<ring_point<Point>> pts;
+        for (const std::uint64_t k : some_buckets(b, 1200, gen)) {
+            const std::uint64_t low = gen() & (last >> 16);
+            const std::array<std::uint64_t, 6> at{0, last, 1, last - 1, (std::uint64_t{0xffff} << (s - 16)) | low, low};
+            pts.push_back({in_bucket<Point>(b, k, at[pts.size() % at.size()]), owner(pts.size())});
+        }
+        check_given<Point>(nodes, pts, rule, {.random = 5000, .wide = true, .seed = gen()}, what + ", points at bucket edges");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("lookup: points where owner table entries change meaning", "[lookup]") {
+    std::mt19937_64 gen(61);
+    for (const std::size_t nodes : {std::size_t{8}, std::size_t{1024}, std::size_t{1025}, std::size_t{32769}}) {
+        const std::string n = " over " + std::to_string(nodes) + " nodes";
+        bucket_shapes<std::uint64_t>(nodes, lookup_rule::at_or_after, gen, "uint64" + n);
+        bucket_shapes<std::int64_t>(nodes, lookup_rule::after, gen, "int64" + n);
+        bucket_shapes<std::uint32_t>(nodes, nodes % 2 == 0 ? lookup_rule::at_or_after : lookup_rule::after, gen,
+                                     "uint32" + n);
+    }
+    // 32768 and 32769 values each held by two of 16 nodes, about 2^49 apart, so that every value
+    // is in a bucket of its own (65536 or 65538 points: b = 18, bucket width 2^46) and every
+    // occupied bucket holds two points: they straddle 2^15 multi-point buckets, the most that
+    // 16-bit entries index (above it the engine uses wider entries).
+    for (const std::uint64_t pairs : {std::uint64_t{32768}, std::uint64_t{32769}}) {
+        std::vector<ring_point<std::uint64_t>> pts;
+        const std::uint64_t step = all_ones / pairs;
+        for (std::uint64_t i = 0; i < pairs; ++i) {
+            const auto o = static_cast<std::uint32_t>(i % 16);
+            pts.push_back({i * step + (gen() >> 20), o});
+            pts.push_back({pts.back().point, (o + 1 + static_cast<std::uint32_t>(gen() % 15)) % 16});
+        }
+        check_given<std::uint64_t>(16, pts, lookup_rule::at_or_after, {.random = 20000, .seed = gen()},
+                                   std::to_string(pairs) + " buckets of two equal points");
+    }
+}
+
 TEST_CASE("lookup: native rings from 1 to 2.56 M points equal lower_bound with wrap", "[lookup]") {
     // 1..5 nodes with few vnodes, 100 x 160, 1000 x 160 and 10^4 x 256 (2.56 M points: its 10^6
     // random probes bring the ring tests' random probes above 10^6).
