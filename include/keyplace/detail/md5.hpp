@@ -6,6 +6,7 @@
 
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,18 +24,8 @@ class md5 {
 public:
     constexpr md5() noexcept = default;
 
-    constexpr void update(std::span<const std::byte> bytes) noexcept {
-        for (const std::byte b : bytes) {
-            put(static_cast<std::uint8_t>(b));
-        }
-        length_ += bytes.size();
-    }
-    constexpr void update(std::string_view bytes) noexcept {
-        for (const char c : bytes) {
-            put(static_cast<std::uint8_t>(c));
-        }
-        length_ += bytes.size();
-    }
+    constexpr void update(std::span<const std::byte> bytes) noexcept { append(bytes.data(), bytes.size()); }
+    constexpr void update(std::string_view bytes) noexcept { append(bytes.data(), bytes.size()); }
 
     /// Pads, appends the bit length (mod 2^64) and returns the digest. Call once.
     [[nodiscard]] constexpr auto finish() noexcept -> md5_digest_bytes {
@@ -60,17 +51,27 @@ public:
     }
 
 private:
-    constexpr void put(std::uint8_t byte) noexcept {
-        block_[fill_++] = byte;
-        if (fill_ == 64) {
-            compress();
-            fill_ = 0;
+    // Copies into the block a block's remainder at a time (a key is one copy, not a branch a
+    // byte).
+    template <class Byte>
+    constexpr void append(const Byte* bytes, std::size_t size) noexcept {
+        length_ += size;
+        while (size > 0) {
+            const std::size_t take = size < 64 - fill_ ? size : 64 - fill_;
+            std::transform(bytes, bytes + take, block_.begin() + static_cast<std::ptrdiff_t>(fill_),
+                           [](Byte b) { return static_cast<std::uint8_t>(b); });
+            fill_ += take;
+            bytes += take;
+            size -= take;
+            if (fill_ == 64) {
+                compress();
+                fill_ = 0;
+            }
         }
     }
     constexpr void zero_to(std::size_t end) noexcept {
-        for (std::size_t i = fill_; i < end; ++i) {
-            block_[i] = 0;
-        }
+        const auto first = block_.begin() + static_cast<std::ptrdiff_t>(fill_);
+        std::fill(first, block_.begin() + static_cast<std::ptrdiff_t>(end), std::uint8_t{0});
     }
 
     [[nodiscard]] static constexpr auto rotl(std::uint32_t x, unsigned s) noexcept -> std::uint32_t {
@@ -111,11 +112,14 @@ private:
             c = b;
             b = next;
         };
+        // F = (b & c) | (~b & d) as d ^ (b & (c ^ d)): one operation after b is known. G =
+        // (b & d) | (c & ~d) as a sum (the terms share no bit), so c & ~d adds in before b is
+        // known. b is the newest word: the shorter its path, the shorter the chain of 64 steps.
         for (std::size_t i = 0; i < 16; ++i) {
-            step((b & c) | (~b & d), i, i, shifts[i % 4]);
+            step(d ^ (b & (c ^ d)), i, i, shifts[i % 4]);
         }
         for (std::size_t i = 16; i < 32; ++i) {
-            step((b & d) | (c & ~d), i, (1 + 5 * i) % 16, shifts[4 + i % 4]);
+            step((b & d) + (c & ~d), i, (1 + 5 * i) % 16, shifts[4 + i % 4]);
         }
         for (std::size_t i = 32; i < 48; ++i) {
             step(b ^ c ^ d, i, (5 + 3 * i) % 16, shifts[8 + i % 4]);

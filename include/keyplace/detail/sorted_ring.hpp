@@ -1,7 +1,8 @@
 // keyplace — which node owns a key. The sorted-ring engine (Karger et al., STOC 1997): points of
 // any integer width on a circle, their owners, a direct owner table and a prefix index, the
-// lookup (first point >= h, or first point > h), the walk, holders and arc regions. Every ring is a configuration of it: the
-// native ring, ketama's continuums, Envoy's ring hash, Cassandra's token ring. Not API.
+// lookup (first point >= h, or first point > h), the walk, holders and arc regions. Every ring
+// is a configuration of it: the native ring, ketama's continuums, Envoy's ring hash,
+// Cassandra's token ring. Not API.
 #ifndef KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
 #define KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
 
@@ -26,8 +27,9 @@
 
 KEYPLACE_NAMESPACE_BEGIN
 
-/// The most points one ring may hold (2^28: 3 GiB of 64-bit points and owners). Builds and
-/// derivations that would exceed it fail with errc::too_many_points before allocating.
+/// The most points one ring may hold (2^28: 3 GiB of 64-bit points and owners, the lookup tables
+/// on top; memory_bytes() says how much). Builds and derivations that would exceed it fail with
+/// errc::too_many_points before allocating.
 inline constexpr std::size_t ring_max_points = std::size_t{1} << 28;
 
 /// One point of a ring and the index (into the node list) of the node that owns it.
