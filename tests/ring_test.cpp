@@ -427,19 +427,26 @@ TEST_CASE("ring: the prefix index returns exactly what the plain search returns"
 }
 
 TEST_CASE("ring: memory is 12 bytes per point, the index and the direct owner table", "[ring]") {
-    // 100 x 160 = 16000 points: 12 bytes each (point and owner), the prefix index (4096 + 1
-    // 4-byte entries, 1 byte a point), the direct table of 2^16 + 1 16-bit entries (100 nodes;
-    // 2^round(log2 16000) + 2 = 2^16 buckets: 8.2 bytes a point) and the records of the buckets
-    // of several points (about 3.5% of 2^16 buckets, some 23 bytes each: 3.3 bytes a point).
-    const auto r = ring::build(make_nodes(100));
-    const double per_point = static_cast<double>(r.memory_bytes()) / static_cast<double>(r.points().size());
-    CHECK(per_point >= 12.0 + 1.0 + 8.2);
-    CHECK(per_point <= 12.0 + 1.0 + 8.2 + 5.0);
-    // Over 1024 nodes the entries are 32 bits: the table alone is then 4 bytes a bucket.
-    const auto wide = ring::build(make_nodes(1100), {.vnodes = 16});  // 17600 points, 2^16 buckets
-    const double wide_per_point =
-        static_cast<double>(wide.memory_bytes()) / static_cast<double>(wide.points().size());
-    CHECK(wide_per_point >= 12.0 + 1.0 + 4.0 * 65537 / 17600);
+    const auto per_point = [](const ring& r) {
+        return static_cast<double>(r.memory_bytes()) / static_cast<double>(r.points().size());
+    };
+    // Every ring: 12 bytes a point (point and owner), the prefix index (4 bytes a bucket at a
+    // bucket per 2 to 4 points: 1 to 2 bytes a point) and the direct table of 2^b + 1
+    // entries, b = round(log2 T) + 2, plus the records of its buckets of several points
+    // (about 3.5% of the buckets at 2.8 to 5.7 buckets a point, some 23 bytes each: up to
+    // about 5 bytes a point).
+    // 100 x 160 = 16000 points: 2^16 buckets, 32-bit entries (a table of at most 2^16).
+    const double small = per_point(ring::build(make_nodes(100)));
+    CHECK(small >= 12.0 + 1.0 + 4.0 * 65537 / 16000);
+    CHECK(small <= 12.0 + 2.0 + 4.0 * 65537 / 16000 + 5.0);
+    // 300 x 160 = 48000 points: 2^18 buckets; 300 nodes, so 16-bit entries.
+    const double narrow = per_point(ring::build(make_nodes(300)));
+    CHECK(narrow >= 12.0 + 1.0 + 2.0 * 262145 / 48000);
+    CHECK(narrow <= 12.0 + 2.0 + 2.0 * 262145 / 48000 + 5.0);
+    // 1100 x 48 = 52800 points: 2^18 buckets; more than 1024 nodes, so 32-bit entries.
+    const double wide = per_point(ring::build(make_nodes(1100), {.vnodes = 48}));
+    CHECK(wide >= 12.0 + 1.0 + 4.0 * 262145 / 52800);
+    CHECK(wide <= 12.0 + 2.0 + 4.0 * 262145 / 52800 + 5.0);
     const auto g = keyplace::maglev::build(make_nodes(100));
     CHECK(g.memory_bytes() == 65537);
 }

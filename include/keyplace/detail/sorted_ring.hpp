@@ -271,10 +271,15 @@ private:
         direct16_ = {};
         direct32_ = {};
         direct64_ = {};
-        // The narrowest entries that hold the owners and the record references.
+        // The narrowest entries that hold the owners and the record references; but 32-bit ones
+        // (whose exact 16-bit fractions send fewer keys to the exact index) while their table
+        // is at most 2^16 entries, 256 KiB: there the table's size costs less than those keys
+        // (measured at 100 and 300 nodes x 160 points: 32-bit entries 0.5 ns faster at 16,000
+        // points, 16-bit ones 1.3 ns faster at 48,000).
+        direct_shift_ = 64 - direct_bits(points_.size());
         if (counts_.size() > max_owners<std::uint32_t> || points_.size() > (std::size_t{1} << 27)) {
             direct_width_ = 8;
-        } else if (counts_.size() > max_owners<std::uint16_t> || !fill_direct(direct16_)) {
+        } else if (counts_.size() > max_owners<std::uint16_t> || direct_shift_ >= 64 - 16 || !fill_direct(direct16_)) {
             direct_width_ = 4;
         } else {
             direct_width_ = 2;
@@ -308,9 +313,9 @@ private:
     //   record_refs_. Read as entry k + 1, the record's first owner is the answer.
     // - Entry 2^b: the owner of point 0, the wrap.
     // Entry: bit 0 the record flag; above it the owner (O bits) and s (F bits), or the record
-    // reference. 16-bit entries (O = 10, F = 5) over at most 1024 nodes and 32768 records, else
-    // 32-bit (O = 15, F = 16) over at most 32768 nodes and 2^27 points, else 64-bit (O = 32,
-    // F = 31).
+    // reference. 16-bit entries (O = 10, F = 5) over at most 1024 nodes and 32768 records, in a
+    // table of more than 2^16 entries; else 32-bit (O = 15, F = 16) over at most 32768 nodes
+    // and 2^27 points; else 64-bit (O = 32, F = 31).
     static constexpr unsigned direct_max_bits = 26;
     static constexpr std::size_t record_points = 4;
     static constexpr std::size_t max_records16 = std::size_t{1} << 15;
@@ -386,22 +391,25 @@ private:
         return equal ? owners_[exact(w)] : record_owners_[at + below];
     }
 
-    // Fills the table in one pass over the points, a group of points per bucket that has any;
-    // the empty buckets before a group take its first point's owner. False (and nothing kept)
-    // if 16-bit entries would need more than max_records16 records.
-    template <class E>
-    [[nodiscard]] auto fill_direct(std::vector<E>& table) -> bool {
-        const std::size_t total = points_.size();
+    // b for T points: round(log2 T) + 2 within [2, 26], and no finer than the points themselves
+    // (an 8-bit ring has 256 values).
+    [[nodiscard]] static auto direct_bits(std::size_t total) noexcept -> unsigned {
         unsigned floor_log2 = 0;
         while ((total >> (floor_log2 + 1)) != 0) {
             ++floor_log2;
         }
         // round(log2 T): up when T >= 2^(floor + 1/2), i.e. T^2 >= 2^(2 floor + 1) (T <= 2^28).
         const bool up = static_cast<std::uint64_t>(total) * total >= (std::uint64_t{2} << (2 * floor_log2));
-        // No finer than the points themselves (an 8-bit ring has 256 values).
-        const unsigned bits = std::clamp(floor_log2 + (up ? 1U : 0U) + 2, 2U, std::min(direct_max_bits, point_bits));
-        direct_shift_ = 64 - bits;
-        const std::size_t buckets = std::size_t{1} << bits;
+        return std::clamp(floor_log2 + (up ? 1U : 0U) + 2, 2U, std::min(direct_max_bits, point_bits));
+    }
+
+    // Fills the table in one pass over the points, a group of points per bucket that has any;
+    // the empty buckets before a group take its first point's owner. False (and nothing kept)
+    // if 16-bit entries would need more than max_records16 records.
+    template <class E>
+    [[nodiscard]] auto fill_direct(std::vector<E>& table) -> bool {
+        const std::size_t total = points_.size();
+        const std::size_t buckets = std::size_t{1} << (64 - direct_shift_);
         const auto plain = [](node_index owner, std::uint64_t s) {
             return static_cast<E>((s << (owner_bits<E> + 1)) | (std::uint64_t{owner.value} << 1));
         };
