@@ -447,6 +447,11 @@ TEST_CASE("ring: memory is 12 bytes per point, the index and the direct owner ta
     const double wide = per_point(ring::build(make_nodes(1100), {.vnodes = 48}));
     CHECK(wide >= 12.0 + 1.0 + 4.0 * 262145 / 52800);
     CHECK(wide <= 12.0 + 2.0 + 4.0 * 262145 / 52800 + 5.0);
+    // 1000 x 256 = 256000 points: 2^20 buckets; 16-bit entries would need more than 2^15
+    // records, so 32-bit ones, and nothing of the 16-bit attempt is kept.
+    const double retried = per_point(ring::build(make_nodes(1000), {.vnodes = 256}));
+    CHECK(retried >= 12.0 + 1.0 + 4.0 * 1048577 / 256000);
+    CHECK(retried <= 12.0 + 2.0 + 4.0 * 1048577 / 256000 + 5.0);
     const auto g = keyplace::maglev::build(make_nodes(100));
     CHECK(g.memory_bytes() == 65537);
 }

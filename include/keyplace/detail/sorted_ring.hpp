@@ -268,9 +268,10 @@ private:
         holders_ = static_cast<std::size_t>(
             std::count_if(counts_.begin(), counts_.end(), [](std::uint32_t c) { return c != 0; }));
         bump_ = rule_ == lookup_rule::after ? 1 : 0;
-        direct16_ = {};
-        direct32_ = {};
-        direct64_ = {};
+        // (= {} would assign an empty initializer list and keep the capacity.)
+        direct16_ = lazy_vector<std::uint16_t>();
+        direct32_ = lazy_vector<std::uint32_t>();
+        direct64_ = lazy_vector<std::uint64_t>();
         // The narrowest entries that hold the owners and the record references; but 32-bit ones
         // (whose exact 16-bit fractions send fewer keys to the exact index) while their table
         // is at most 2^16 entries, 256 KiB: there the table's size costs less than those keys
@@ -449,7 +450,7 @@ private:
                 record_owners_.push_back(owners_[n == 0 ? at : end < total ? end : 0]);
                 if constexpr (sizeof(E) == 2) {
                     if (record_refs_.size() == max_records16) {
-                        table = {};
+                        table = std::vector<E>();
                         return false;
                     }
                     out[next++] = static_cast<E>(record_refs_.size() << 1 | 1U);
