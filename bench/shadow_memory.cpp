@@ -3,27 +3,14 @@
 //   build/bench/bench/keyplace_shadow_memory [N]
 #include <keyplace/shadow.hpp>
 
+#include "proc_status.hpp"
+
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 
-namespace {
-
-// A field of /proc/self/status in KiB, or -1 where there is none.
-auto status_kib(const std::string& field) -> long {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.rfind(field + ":", 0) == 0) {
-            return std::stol(line.substr(field.size() + 1));
-        }
-    }
-    return -1;
-}
-
-}  // namespace
+using bench::status_kib;
 
 auto main(int argc, char** argv) -> int {
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : std::size_t{1} << 20;

@@ -18,6 +18,35 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
+/// Asks the cache for the line at address, without waiting for it.
+inline void prefetch(const void* address) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(address);
+#else
+    (void)address;
+#endif
+}
+
+/// out[i] = read(where(points[i])) for i < n, in blocks of 16: a block's where() computed and
+/// each address(where) prefetched before the first read, so the block's cache misses overlap.
+/// The engines' pick_batch.
+template <class Where, class Address, class Read>
+void prefetched_batch(const std::uint64_t* points, node_index* out, std::size_t n, const Where& where,
+                      const Address& address, const Read& read) noexcept {
+    constexpr std::size_t block = 16;
+    std::uint64_t at_block[block];
+    for (std::size_t at = 0; at < n; at += block) {
+        const std::size_t m = n - at < block ? n - at : block;
+        for (std::size_t i = 0; i < m; ++i) {
+            at_block[i] = where(points[at + i]);
+            prefetch(address(at_block[i]));
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+            out[at + i] = read(at_block[i]);
+        }
+    }
+}
+
 /// Engine provides pick(point), pick_batch(points, out, n), walk(point, visit&), holders(),
 /// count(node_index), regions() and memory_bytes(); Derived fills engine_ (and nodes_) in its assign().
 template <class Derived, class Engine, hasher KeyHash, class Member, class Config, derivation Derives,

@@ -144,20 +144,10 @@ public:
 private:
     template <class Slot>
     void batch(const Slot* table, const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
-        constexpr std::size_t block = 16;
-        std::uint64_t slot[block];
-        for (std::size_t at = 0; at < n; at += block) {
-            const std::size_t m = n - at < block ? n - at : block;
-            for (std::size_t i = 0; i < m; ++i) {
-                slot[i] = mod_(points[at + i]);
-#if defined(__GNUC__) || defined(__clang__)
-                __builtin_prefetch(table + slot[i]);
-#endif
-            }
-            for (std::size_t i = 0; i < m; ++i) {
-                out[at + i] = node_index{table[slot[i]]};
-            }
-        }
+        prefetched_batch(
+            points, out, n, [this](std::uint64_t point) { return mod_(point); },
+            [table](std::uint64_t slot) { return table + slot; },
+            [table](std::uint64_t slot) { return node_index{table[slot]}; });
     }
 
     void finish() {

@@ -476,26 +476,10 @@ private:
 
     template <class E>
     void direct_batch(const E* table, const std::uint64_t* points, node_index* out, std::size_t n) const noexcept {
-        constexpr std::size_t block = 16;
-        std::uint64_t w[block];
-        for (std::size_t at = 0; at < n; at += block) {
-            const std::size_t m = n - at < block ? n - at : block;
-            for (std::size_t i = 0; i < m; ++i) {
-                w[i] = widened(points[at + i]);
-                prefetch(table + (w[i] >> direct_shift_));
-            }
-            for (std::size_t i = 0; i < m; ++i) {
-                out[at + i] = direct_pick(table, w[i]);
-            }
-        }
-    }
-
-    static void prefetch(const void* address) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-        __builtin_prefetch(address);
-#else
-        (void)address;
-#endif
+        prefetched_batch(
+            points, out, n, [this](std::uint64_t hash) { return widened(hash); },
+            [this, table](std::uint64_t w) { return table + (w >> direct_shift_); },
+            [this, table](std::uint64_t w) { return direct_pick(table, w); });
     }
 
     // The entry of the first point whose key is >= the widened key w, 0 past the last.
