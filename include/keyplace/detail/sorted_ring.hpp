@@ -179,8 +179,8 @@ public:
     }
 
     /// The owner of a key's point, entry_of's owner: one entry of the direct owner table (and
-    /// its neighbour, in the same cache line but once in 16), or the exact index for the few
-    /// keys the table cannot settle.
+    /// its neighbour, in the same cache line but at a line's end), a record, or the exact index
+    /// for the few keys the table cannot settle.
     [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index {
         const std::uint64_t w = widened(hash);
         switch (direct_width_) {
