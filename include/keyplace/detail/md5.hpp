@@ -21,6 +21,26 @@ using md5_digest_bytes = std::array<std::uint8_t, 16>;
 
 /// Streaming MD5: update() any number of times, then finish() once.
 class md5 {
+    // Copies into the block a block's remainder at a time (a key is one copy, not a branch a
+    // byte). Defined before its callers: clang 14 cannot evaluate a constexpr member template
+    // at compile time when its definition comes after the caller's.
+    template <class Byte>
+    constexpr void append(const Byte* bytes, std::size_t size) noexcept {
+        length_ += size;
+        while (size > 0) {
+            const std::size_t take = size < 64 - fill_ ? size : 64 - fill_;
+            std::transform(bytes, bytes + take, block_.begin() + static_cast<std::ptrdiff_t>(fill_),
+                           [](Byte b) { return static_cast<std::uint8_t>(b); });
+            fill_ += take;
+            bytes += take;
+            size -= take;
+            if (fill_ == 64) {
+                compress();
+                fill_ = 0;
+            }
+        }
+    }
+
 public:
     constexpr md5() noexcept = default;
 
@@ -51,24 +71,6 @@ public:
     }
 
 private:
-    // Copies into the block a block's remainder at a time (a key is one copy, not a branch a
-    // byte).
-    template <class Byte>
-    constexpr void append(const Byte* bytes, std::size_t size) noexcept {
-        length_ += size;
-        while (size > 0) {
-            const std::size_t take = size < 64 - fill_ ? size : 64 - fill_;
-            std::transform(bytes, bytes + take, block_.begin() + static_cast<std::ptrdiff_t>(fill_),
-                           [](Byte b) { return static_cast<std::uint8_t>(b); });
-            fill_ += take;
-            bytes += take;
-            size -= take;
-            if (fill_ == 64) {
-                compress();
-                fill_ = 0;
-            }
-        }
-    }
     constexpr void zero_to(std::size_t end) noexcept {
         const auto first = block_.begin() + static_cast<std::ptrdiff_t>(fill_);
         std::fill(first, block_.begin() + static_cast<std::ptrdiff_t>(end), std::uint8_t{0});
