@@ -161,8 +161,6 @@ public:
                record_fractions_.capacity() * sizeof(std::uint16_t) + record_owners_.capacity() * sizeof(node_index) +
                record_refs_.capacity() * sizeof(std::uint32_t);
     }
-    /// log2 of the direct owner table's bucket count.
-    [[nodiscard]] auto direct_bits() const noexcept -> unsigned { return 64 - direct_shift_; }
 
     /// The index of the entry that owns a key's point: the first point >= it (the first of a run
     /// of equal points), or > it under lookup_rule::after; 0 past the last point. O(1) expected
