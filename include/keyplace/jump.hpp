@@ -176,12 +176,8 @@ private:
         if (nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
             return detail::fail(errc::too_many_nodes, std::to_string(nodes.size()) + " nodes; jump takes at most 2^31 - 1");
         }
-        for (const node& n : nodes) {
-            if (n.weight != 1.0) {
-                return detail::fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
-                                                              detail::format_weight(n.weight) +
-                                                              "; jump places every node with weight 1");
-            }
+        if (auto f = detail::unit_weights(nodes, "jump")) {
+            return f;
         }
         this->nodes_.assign(nodes.begin(), nodes.end());
         return {};
