@@ -120,7 +120,13 @@ TEST_CASE("analysis: identical memberships, no keys, and modulo", "[analysis][er
     const auto none = keyplace::movement(r, r.with({"x"}), std::span<const std::uint64_t>());
     CHECK(none.keys == 0);
     CHECK(none.moved == 0);
-    CHECK(std::isfinite(none.minimum));
+    CHECK(none.minimum == 0);  // "no keys: every fraction is 0" (it was the exact minimum)
+    CHECK(none.fair_minimum == 0);
+    CHECK(none.violations == 0);
+    for (const auto& f : none.flows) {
+        CHECK(f.inflow == 0);
+        CHECK(f.outflow == 0);
+    }
     const auto empty_load = keyplace::load(r, std::span<const std::uint64_t>());
     CHECK(empty_load.max_over_mean == 0);
     CHECK(empty_load.cv == 0);
