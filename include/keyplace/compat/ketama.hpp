@@ -42,6 +42,7 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
@@ -472,11 +473,23 @@ template <hasher KeyHash = md5_ketama>
     return ketama_ring<KeyHash>::build(servers, ketama_config{dialect});
 }
 
+/// build_ketama(dialect, {{"10.0.1.1:11211", 600}, ...}).
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto build_ketama(ketama_dialect dialect, std::initializer_list<ketama_server> servers)
+    -> ketama_ring<KeyHash> {
+    return build_ketama<KeyHash>(dialect, std::span<const ketama_server>(servers.begin(), servers.size()));
+}
+
 /// As build_ketama(), reporting failure through err (and an empty optional) instead of throwing.
 template <hasher KeyHash = md5_ketama>
 [[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers,
                                     error_info& err) -> std::optional<ketama_ring<KeyHash>> {
     return ketama_ring<KeyHash>::try_build(servers, ketama_config{dialect}, err);
+}
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::initializer_list<ketama_server> servers,
+                                    error_info& err) -> std::optional<ketama_ring<KeyHash>> {
+    return try_build_ketama<KeyHash>(dialect, std::span<const ketama_server>(servers.begin(), servers.size()), err);
 }
 
 }  // namespace compat
