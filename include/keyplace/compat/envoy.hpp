@@ -356,7 +356,9 @@ using envoy_ring_hash = basic_envoy_ring_hash<>;
 ///
 /// build() throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
 /// aside), and a table size that is not prime (Envoy's message, table_size_not_prime) or above
-/// 5000011 (invalid_table_size). O(M log M) expected. with() and without() rebuild.
+/// 5000011 (invalid_table_size). O(M log M) expected, whatever the weights (the fill visits a
+/// host only in the rounds it takes a slot in, with Envoy's exact test). with() and without()
+/// rebuild.
 template <class Unused = void>
 class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
@@ -417,18 +419,34 @@ private:
                 offsets.push_back(offset(sorted[host.node].id, m));
                 skips.push_back(skip(sorted[host.node].id, m));
             }
-            const auto envoy_targets = [&](std::uint64_t round, std::size_t h) {
-                if (static_cast<double>(round) * w.hosts[h].weight < target[h]) {
-                    return false;
-                }
+            // Envoy's turn rule: in round r host h takes a slot unless r * nw_h < target_h, and
+            // then target_h += max nw. Its next turn after round r is the first r' > r that passes
+            // the same test; r' * nw is monotone in r', so the quotient's ceiling, stepped to the
+            // exact first round, finds it without asking every round.
+            const auto envoy_targets = [&](std::uint64_t round, std::size_t h) -> std::uint64_t {
                 target[h] += w.max;
-                return true;
+                const double nw = w.hosts[h].weight;
+                const auto turn = [&](std::uint64_t r) { return !(static_cast<double>(r) * nw < target[h]); };
+                const double estimate = detail::ceil_nonnegative(target[h] / nw);
+                constexpr std::uint64_t never = std::uint64_t{1} << 62;  // Envoy would loop that long first
+                if (!(estimate < static_cast<double>(never))) {
+                    return never;
+                }
+                std::uint64_t r = std::max(round + 1, static_cast<std::uint64_t>(estimate));
+                while (r > round + 1 && turn(r - 1)) {
+                    --r;
+                }
+                while (!turn(r)) {
+                    ++r;
+                }
+                return r;
             };
-            auto slots = detail::populate_slots(offsets, skips, m, envoy_targets);
-            for (auto& slot : slots) {
-                slot = w.hosts[slot].node;
-            }
-            this->engine_.assign(slots, sorted.size());
+            this->engine_.assign_filled(m, sorted.size(), [&](auto slots) {
+                detail::populate_slots(offsets, skips, slots, envoy_targets);
+                for (auto& slot : slots) {
+                    slot = static_cast<std::remove_reference_t<decltype(slot)>>(w.hosts[slot].node);
+                }
+            });
         }
         this->nodes_ = std::move(sorted);
         this->config_ = config;
