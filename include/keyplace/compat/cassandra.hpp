@@ -431,7 +431,7 @@ private:
 
     auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
         lazy_vector<keyplace::node> nodes;
-        lazy_vector<ring_point<std::int64_t>> entries;
+        std::size_t total = 0;
         for (std::size_t i = 0; i < endpoints.size(); ++i) {
             const cassandra_endpoint& e = endpoints[i];
             if (e.tokens.empty()) {
@@ -442,15 +442,22 @@ private:
                                                                 (e.dc.empty() ? "datacenter" : "rack") + " name");
             }
             nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, {}, e.rack}});
-            for (const std::int64_t t : e.tokens) {
-                entries.push_back({t, static_cast<std::uint32_t>(i)});
-            }
+            total += e.tokens.size();
         }
         lazy_vector<keyplace::node> sorted;  // validates only: the ring keeps the given order
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (auto f = this->engine_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
+        const auto generate = [endpoints](std::span<std::int64_t> tokens, std::span<node_index> owners) {
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < endpoints.size(); ++i) {
+                for (const std::int64_t t : endpoints[i].tokens) {
+                    tokens[at] = t;
+                    owners[at++] = node_index{static_cast<std::uint32_t>(i)};
+                }
+            }
+        };
+        if (auto f = this->engine_.assign_generated(total, nodes.size(), lookup_rule::at_or_after, generate)) {
             return f;
         }
         this->nodes_ = std::move(nodes);

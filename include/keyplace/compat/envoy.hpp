@@ -310,28 +310,39 @@ private:
         // Scale so the lightest host gets a whole number of entries, capped at max_ring_size.
         const double scale = std::min(detail::ceil_nonnegative(w.min * static_cast<double>(config.min_ring_size)) / w.min,
                                       static_cast<double>(config.max_ring_size));
-        lazy_vector<ring_point<std::uint64_t>> entries;
-        entries.reserve(static_cast<std::size_t>(detail::ceil_nonnegative(scale)) + 1);
-        std::string buf;
-        double current = 0.0;
-        double target = 0.0;
-        for (const auto& [owner, nw] : w.hosts) {
-            buf.assign(input[owner].id);
-            buf += '_';
-            const std::size_t stem = buf.size();
-            target += detail::envoy_rounded_product(scale, nw);
-            for (std::uint64_t i = 0; current < target; ++i, current += 1.0) {
+        // Envoy's entry counts, host by host: visited once to count them, once to hash them.
+        const auto each_entry = [&](auto&& emit) {
+            double current = 0.0;
+            double target = 0.0;
+            for (const auto& [owner, nw] : w.hosts) {
+                target += detail::envoy_rounded_product(scale, nw);
+                for (std::uint64_t i = 0; current < target; ++i, current += 1.0) {
+                    emit(owner, i);
+                }
+            }
+        };
+        std::size_t total = 0;
+        each_entry([&total](std::uint32_t, std::uint64_t) { ++total; });
+        const auto generate = [&](std::span<std::uint64_t> points, std::span<node_index> owners) {
+            std::string buf;
+            std::size_t stem = 0;
+            std::size_t at = 0;
+            each_entry([&](std::uint32_t owner, std::uint64_t i) {
+                if (i == 0) {
+                    buf.assign(input[owner].id);
+                    buf += '_';
+                    stem = buf.size();
+                }
                 char digits[24];
                 const auto end = std::to_chars(digits, digits + sizeof digits, i).ptr;
                 buf.resize(stem);
                 buf.append(digits, end);
-                const std::uint64_t h = config.hash_function == envoy_hash_function::murmur_hash_2
-                                            ? detail::murmur2_64(buf)
-                                            : xxh64{}(std::string_view(buf));
-                entries.push_back({h, owner});
-            }
-        }
-        if (auto f = this->engine_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
+                points[at] = config.hash_function == envoy_hash_function::murmur_hash_2 ? detail::murmur2_64(buf)
+                                                                                       : xxh64{}(std::string_view(buf));
+                owners[at++] = node_index{owner};
+            });
+        };
+        if (auto f = this->engine_.assign_generated(total, input.size(), lookup_rule::at_or_after, generate)) {
             return f;
         }
         this->nodes_.assign(input.begin(), input.end());
