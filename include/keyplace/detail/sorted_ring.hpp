@@ -292,27 +292,45 @@ private:
     }
 
     // Sorts points_ and owners_ together by (point, owner) without a copy of either: the points
-    // go to the prefix index's buckets (their top bits, so bucket order is point order) by
-    // cycles of swaps (an American flag sort; the only scratch is a cursor per bucket, about a
-    // byte a point), then each bucket, about four points, is sorted by insertion, or by heap sort
-    // above 16 (clustered points, such as a Cassandra ring's chosen tokens: O(n log n) still).
+    // go to the prefix index's buckets (their top bits, so bucket order is point order) by cycles
+    // of swaps (an American flag sort), first into at most 1024 groups of buckets, then within
+    // each group (in cache), so the scratch is a cursor per group; then each bucket, about four
+    // points, is sorted by insertion, or by heap sort above 16 (clustered points, such as a
+    // Cassandra ring's chosen tokens: O(n log n) still).
     void sort_in_place() {
         build_index();
-        const std::size_t buckets = index_.size() - 1;
-        lazy_vector<std::uint32_t> cursor(index_.begin(), index_.end() - 1);
-        for (std::size_t k = 0; k < buckets; ++k) {
-            while (cursor[k] < index_[k + 1]) {
-                const std::size_t b = bucket_of(points_[cursor[k]]);
-                if (b == k) {
-                    ++cursor[k];
-                } else {
-                    swap_entries(cursor[k], cursor[b]++);
-                }
+        const unsigned bits = point_bits - index_shift_;
+        const unsigned coarse = std::min(bits, 10U);
+        const std::size_t width = std::size_t{1} << (bits - coarse);
+        distribute(0, std::size_t{1} << coarse, width);
+        if (width > 1) {
+            for (std::size_t group = 0; group < (std::size_t{1} << coarse); ++group) {
+                distribute(group * width, width, 1);
             }
         }
-        cursor = lazy_vector<std::uint32_t>();
-        for (std::size_t k = 0; k < buckets; ++k) {
+        for (std::size_t k = 0; k + 1 < index_.size(); ++k) {
             sort_range(index_[k], index_[k + 1]);
+        }
+    }
+
+    // Moves each point of buckets [first, first + groups * width) into its group of `width`
+    // buckets (first a multiple of width), by cycles of swaps.
+    void distribute(std::size_t first, std::size_t groups, std::size_t width) {
+        lazy_vector<std::uint32_t> cursor(groups);
+        for (std::size_t g = 0; g < groups; ++g) {
+            cursor[g] = index_[first + g * width];
+        }
+        const std::size_t base = first / width;
+        for (std::size_t g = 0; g < groups; ++g) {
+            const std::size_t end = index_[first + (g + 1) * width];
+            while (cursor[g] < end) {
+                const std::size_t to = bucket_of(points_[cursor[g]]) / width - base;
+                if (to == g) {
+                    ++cursor[g];
+                } else {
+                    swap_entries(cursor[g], cursor[to]++);
+                }
+            }
         }
     }
 
