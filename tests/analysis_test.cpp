@@ -7,6 +7,8 @@
 #include <keyplace/analysis.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/point_ring.hpp>
+#include <keyplace/jump.hpp>
+#include <keyplace/modulo.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -118,7 +120,13 @@ TEST_CASE("analysis: identical memberships, no keys, and modulo", "[analysis][er
     const auto none = keyplace::movement(r, r.with({"x"}), std::span<const std::uint64_t>());
     CHECK(none.keys == 0);
     CHECK(none.moved == 0);
-    CHECK(std::isfinite(none.minimum));
+    CHECK(none.minimum == 0);  // "no keys: every fraction is 0" (it was the exact minimum)
+    CHECK(none.fair_minimum == 0);
+    CHECK(none.violations == 0);
+    for (const auto& f : none.flows) {
+        CHECK(f.inflow == 0);
+        CHECK(f.outflow == 0);
+    }
     const auto empty_load = keyplace::load(r, std::span<const std::uint64_t>());
     CHECK(empty_load.max_over_mean == 0);
     CHECK(empty_load.cv == 0);
@@ -182,4 +190,20 @@ TEST_CASE("analysis: exact ownership of rings of explicit points, signed and 32-
     // One point: its node owns the whole circle.
     const auto one = ring32::build(nodes, {{7U, 1}});
     CHECK(keyplace::ownership(one).share == std::vector<double>{0.0, 1.0, 0.0});
+}
+
+TEST_CASE("analysis: modulo refuses a weight other than 1, as jump does, and nothing changes", "[analysis][errors]") {
+    using keyplace::errc;
+    const auto m = keyplace::modulo::build(make_nodes(3));
+    expect_error([] { return keyplace::modulo::build({{"a"}, {"b", 2.0}}); }, errc::invalid_weight,
+                 "node 'b': weight 2; modulo places every node with weight 1");
+    expect_error([&] { return m.with({"heavy", 0.5}); }, errc::invalid_weight,
+                 "node 'heavy': weight 0.5; modulo places every node with weight 1");
+    expect_error([] { return keyplace::jump::build({{"a"}, {"b", 2.0}}); }, errc::invalid_weight,
+                 "node 'b': weight 2; jump places every node with weight 1");
+    keyplace::error_info err;
+    CHECK_FALSE(keyplace::modulo::try_build(std::vector<node>{{"a", 3.0}}, err));
+    CHECK(err == errc::invalid_weight);
+    CHECK(m.size() == 3);
+    CHECK(m.pick(7).value == 7 % 3);
 }

@@ -185,3 +185,18 @@ TEST_CASE("jump: Guava's consistentHash(HashCode, int) pads the code to a long",
           0xffffffffLL);  // zero-extended, not sign-extended
     CHECK(keyplace::guava_pad_to_long(std::span<const std::byte>()) == 0);
 }
+
+TEST_CASE("jump: a bucket count below 1 is refused by both functions, with Guava's message", "[jump][errors]") {
+    using keyplace::errc;
+    expect_error([] { return jump_consistent_hash(1, 0); }, errc::invalid_argument,
+                 "jump_consistent_hash: buckets must be positive: 0");
+    expect_error([] { return jump_consistent_hash(1, -7); }, errc::invalid_argument,
+                 "jump_consistent_hash: buckets must be positive: -7");
+    expect_error([] { return guava_consistent_hash(1, 0); }, errc::invalid_argument,
+                 "guava_consistent_hash: buckets must be positive: 0");
+    const std::array<std::byte, 4> code{};
+    expect_error([&] { return guava_consistent_hash(std::span<const std::byte>(code), -1); }, errc::invalid_argument,
+                 "guava_consistent_hash: buckets must be positive: -1");
+    CHECK(jump_consistent_hash(1, 1) == 0);
+    CHECK(guava_consistent_hash(1, 1) == 0);
+}

@@ -441,3 +441,37 @@ TEST_CASE("ketama: bad input names the value and changes nothing", "[ketama][err
     const std::vector<ketama_server> big{{"a", 1ULL << 40}, {"b", 1ULL << 40}};
     CHECK(build_ketama(ketama_dialect::libketama, big).points().size() == 320);
 }
+
+TEST_CASE("ketama: the README's form, build_ketama(dialect, {{host:port, 600}, ...}), compiles and equals the span form",
+          "[ketama][readme]") {
+    namespace compat = keyplace::compat;
+    const auto dialect = ketama_dialect::libmemcached_weighted;
+    const auto listed = compat::build_ketama(dialect, {{"10.0.1.1:11211", 600}, {"10.0.1.2:11211", 300}});
+    const std::vector<ketama_server> servers{{"10.0.1.1:11211", 600}, {"10.0.1.2:11211", 300}};
+    const auto spanned = build_ketama(dialect, servers);
+    CHECK(std::ranges::equal(listed.points(), spanned.points()));
+    CHECK(std::ranges::equal(listed.owners(), spanned.owners()));
+    keyplace::error_info err;
+    const auto tried = compat::try_build_ketama(dialect, {{"10.0.1.1:11211", 600}, {"10.0.1.2:11211", 300}}, err);
+    REQUIRE(tried);
+    CHECK(std::ranges::equal(tried->points(), spanned.points()));
+    const auto oaat = build_ketama<one_at_a_time>(ketama_dialect::libmemcached_unweighted, {{"10.0.1.1:11211", 1}});
+    CHECK(oaat.size() == 1);
+}
+
+TEST_CASE("ketama: 1.7 million servers are refused by their point count before a point is made",
+          "[ketama][errors][memory]") {
+    std::vector<ketama_server> servers;
+    servers.reserve(1'700'000);
+    for (std::size_t i = 0; i < 1'700'000; ++i) {
+        servers.push_back({"s" + std::to_string(i) + ":11211", 1});
+    }
+    // 160 points a server: 272,000,000 > 2^28, counted from the weights alone (issue 18: every
+    // point was made first, 4.5 GB and 22 s through the CLI).
+    keyplace::error_info err;
+    CHECK_FALSE(keyplace::compat::try_build_ketama(ketama_dialect::libmemcached_weighted,
+                                                   std::span<const ketama_server>(servers), err));
+    CHECK(err == errc::too_many_points);
+    CHECK(err.message() == "the ring would hold 272000000 points; the limit is 268435456");
+    CHECK(servers.size() == 1'700'000);
+}

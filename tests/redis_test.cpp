@@ -247,3 +247,16 @@ TEST_CASE("redis planner: bad input is refused with a message naming it", "[redi
     // The cluster itself is a value: nothing above changed it.
     CHECK(cluster.nodes()[cluster.pick(16000).value].id == "127.0.0.1:7223");
 }
+
+TEST_CASE("redis: the README's form, build(nodes, {{0, 5460, m1}, ...}), compiles and equals the vector form",
+          "[redis][readme]") {
+    namespace compat = keyplace::compat;
+    const std::vector<node> nodes{{"m1"}, {"m2"}, {"m3"}};
+    const auto c = compat::redis_cluster::build(nodes, {{0, 5460, "m1"}, {5461, 10922, "m2"}, {10923, 16383, "m3"}});
+    const auto v = redis_cluster::build(nodes, std::vector<slot_range>{{0, 5460, "m1"}, {5461, 10922, "m2"},
+                                                                        {10923, 16383, "m3"}});
+    for (std::uint64_t s = 0; s < compat::redis_slot_count; ++s) {
+        REQUIRE(c.pick(s) == v.pick(s));
+    }
+    CHECK(keyplace::locate(c, "somekey").id == "m3");
+}

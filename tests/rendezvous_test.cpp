@@ -245,3 +245,22 @@ TEST_CASE("rendezvous: bad input is rejected with an error naming it, nothing ch
     CHECK(std::ranges::equal(r.nodes(), before));
     CHECK(r.size() == 4);
 }
+
+TEST_CASE("rendezvous and maglev: a weight of exactly 2^37 is accepted, the next double above it refused",
+          "[rendezvous][maglev][errors][weights]") {
+    using keyplace::errc;
+    const double largest = std::ldexp(1.0, 37);
+    const double above = std::nextafter(largest, std::numeric_limits<double>::infinity());  // 2^37 + 2^-15
+    const auto r = rendezvous::build({{"big", largest}, {"small"}});
+    CHECK(r.quantized_weights()[0] == (std::uint64_t{1} << 53));
+    const auto m = keyplace::maglev::build({{"big", largest}, {"small"}}, {.table_size = 7});
+    CHECK(m.entries_per_node()[1] >= 1);
+    const std::string refused = "node 'x': weight 137438953472.00003 is above the largest weight, 2^37";
+    expect_error([] { return rendezvous::build({{"x", std::nextafter(std::ldexp(1.0, 37), 1e300)}}); },
+                 errc::invalid_weight, refused);
+    expect_error([&] { return r.with({"x", above}); }, errc::invalid_weight, refused);
+    expect_error([&] { return keyplace::maglev::build({{"x", above}}, {.table_size = 7}); }, errc::invalid_weight,
+                 refused);
+    CHECK(r.size() == 2);
+    CHECK(r.nodes()[0].weight == largest);
+}

@@ -585,3 +585,47 @@ TEST_CASE("compat::point_ring: lookup is lower_bound with wrap, the first of equ
         }
     }
 }
+
+TEST_CASE("ring engine: the in-place sort orders by (point, owner) for spread, clustered and equal points",
+          "[ring][memory]") {
+    std::mt19937_64 rng(7);
+    const std::vector<node> nodes = make_nodes(40);
+    for (int kind = 0; kind < 3; ++kind) {
+        std::vector<keyplace::ring_point<std::uint64_t>> given;
+        for (std::uint32_t i = 0; i < 20000; ++i) {
+            // spread over the circle; 5,000 consecutive values (one bucket: the heap sort path);
+            // 50 distinct values shared by every owner (runs of equal points)
+            const std::uint64_t p = kind == 0 ? rng() : kind == 1 ? (1ULL << 40) + rng() % 5000 : rng() % 50;
+            given.push_back({p, static_cast<std::uint32_t>(rng() % nodes.size())});
+        }
+        const auto r = keyplace::compat::point_ring<std::uint64_t, keyplace::xxh3>::build(nodes, given);
+        auto expected = given;
+        std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+            return a.point != b.point ? a.point < b.point : a.owner < b.owner;
+        });
+        REQUIRE(r.points().size() == expected.size());
+        bool same = true;
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            same = same && r.points()[i] == expected[i].point && r.owners()[i].value == expected[i].owner;
+        }
+        INFO("kind " << kind);
+        CHECK(same);
+    }
+}
+
+TEST_CASE("ring and maglev: steady memory_bytes per point and per slot as the README states", "[ring][maglev][memory]") {
+    // README "Memory": 12 bytes a point of points and owners, the prefix index and the direct table
+    // on top: 31.4 bytes a point at 100 x 160, 23.4 at 1000 x 160.
+    const auto small = keyplace::ring::build(make_nodes(100), {.vnodes = 160});
+    const auto large = keyplace::ring::build(make_nodes(1000), {.vnodes = 160});
+    const auto per_point = [](const auto& r) {
+        return static_cast<double>(r.memory_bytes()) / static_cast<double>(r.points().size());
+    };
+    CHECK(per_point(small) >= 12.0);
+    CHECK(per_point(small) <= 32.0);
+    CHECK(per_point(large) <= 24.0);
+    // Maglev: one entry of 1, 2 or 4 bytes a slot, nothing for one node.
+    CHECK(keyplace::maglev::build(make_nodes(100)).memory_bytes() == 65537);
+    CHECK(keyplace::maglev::build(make_nodes(300)).memory_bytes() == 2 * 65537);
+    CHECK(keyplace::maglev::build(make_nodes(1), {.table_size = 4294967291ULL}).memory_bytes() == 0);
+}

@@ -337,8 +337,9 @@ auto finish_movement(const A& before, const B& after, const membership_view& vb,
     movement_report r;
     r.moved = total > 0 ? t.moved / total : 0;
     r.violations = total > 0 ? t.violations / total : 0;
-    r.minimum = total_variation(vb, va, false);
-    r.fair_minimum = total_variation(vb, va, true);
+    // Nothing tallied (no keys): nothing moved, so nothing had to; every fraction is 0.
+    r.minimum = total > 0 ? total_variation(vb, va, false) : 0;
+    r.fair_minimum = total > 0 ? total_variation(vb, va, true) : 0;
     r.minimum_method = method;
     std::set<std::string> ids;
     for (const auto& n : before.nodes()) ids.insert(n.id);

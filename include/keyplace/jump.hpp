@@ -34,10 +34,16 @@ KEYPLACE_NAMESPACE_BEGIN
 /// The jump hash LCG multiplier (Lamping & Veach; also Guava).
 inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
 
-/// The paper's reference function: the bucket in [0, buckets) of key. buckets must be >= 1.
-[[nodiscard]] inline auto jump_consistent_hash(std::uint64_t key, std::int32_t buckets) noexcept
-    -> std::int32_t {
-    KEYPLACE_ASSERT(buckets >= 1);
+namespace detail {
+
+// A bucket count below 1 (there is no bucket to return): refused through the one reporting path,
+// as Guava refuses it (checkArgument, IllegalArgumentException, and the same message).
+KEYPLACE_COLD [[noreturn]] inline void no_buckets(const char* function, std::int32_t buckets) {
+    raise(fail(errc::invalid_argument, std::string(function) + ": buckets must be positive: " + std::to_string(buckets)));
+}
+
+// The two jump functions for buckets >= 1 (basic_jump::pick, whose node count is >= 1).
+[[nodiscard]] inline auto jump_bucket(std::uint64_t key, std::int32_t buckets) noexcept -> std::int32_t {
     std::int64_t b = -1;
     std::int64_t j = 0;
     while (j < buckets) {
@@ -50,14 +56,7 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
     return static_cast<std::int32_t>(b);
 }
 
-/// Guava's Hashing.consistentHash(long input, int buckets) as of Guava 31.1, reproducing its
-/// Java arithmetic: nextDouble() = ((int)(state >>> 33) + 1) / 2^31 in 32-bit int, so when the
-/// state's top 31 bits are all ones it wraps to -1.0 and the walk stops where the paper's code
-/// continues; next = (int)((candidate + 1) / nextDouble()) with Java's saturating cast.
-/// buckets must be >= 1.
-[[nodiscard]] inline auto guava_consistent_hash(std::int64_t input, std::int32_t buckets) noexcept
-    -> std::int32_t {
-    KEYPLACE_ASSERT(buckets >= 1);  // Guava throws IllegalArgumentException
+[[nodiscard]] inline auto guava_bucket(std::int64_t input, std::int32_t buckets) noexcept -> std::int32_t {
     auto state = static_cast<std::uint64_t>(input);
     std::int32_t candidate = 0;
     for (;;) {
@@ -81,6 +80,31 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
     }
 }
 
+}  // namespace detail
+
+/// The paper's reference function: the bucket in [0, buckets) of key. Throws keyplace::error
+/// (errc::invalid_argument, "jump_consistent_hash: buckets must be positive: 0") for buckets < 1,
+/// through the library's one reporting path (KEYPLACE_ON_ERROR, abort without exceptions).
+[[nodiscard]] inline auto jump_consistent_hash(std::uint64_t key, std::int32_t buckets) -> std::int32_t {
+    if (buckets < 1) {
+        detail::no_buckets("jump_consistent_hash", buckets);
+    }
+    return detail::jump_bucket(key, buckets);
+}
+
+/// Guava's Hashing.consistentHash(long input, int buckets) as of Guava 31.1, reproducing its
+/// Java arithmetic: nextDouble() = ((int)(state >>> 33) + 1) / 2^31 in 32-bit int, so when the
+/// state's top 31 bits are all ones it wraps to -1.0 and the walk stops where the paper's code
+/// continues; next = (int)((candidate + 1) / nextDouble()) with Java's saturating cast.
+/// Throws keyplace::error for buckets < 1, as jump_consistent_hash does (Guava throws
+/// IllegalArgumentException with the same message).
+[[nodiscard]] inline auto guava_consistent_hash(std::int64_t input, std::int32_t buckets) -> std::int32_t {
+    if (buckets < 1) {
+        detail::no_buckets("guava_consistent_hash", buckets);
+    }
+    return detail::guava_bucket(input, buckets);
+}
+
 /// Guava's HashCode.padToLong(): the first min(8, size) bytes of a hash code, little-endian,
 /// zero-extended (a 4-byte code such as murmur3_32's becomes its unsigned value). A Guava
 /// HashCode always holds at least one byte; an empty span gives 0.
@@ -94,8 +118,8 @@ inline constexpr std::uint64_t jump_multiplier = 2862933555777941757ULL;
 }
 
 /// Guava's Hashing.consistentHash(HashCode, int buckets): the bytes of the hash code (as
-/// HashCode.asBytes() gives them) through padToLong(). buckets must be >= 1.
-[[nodiscard]] inline auto guava_consistent_hash(std::span<const std::byte> hash_code, std::int32_t buckets) noexcept
+/// HashCode.asBytes() gives them) through padToLong(). Throws for buckets < 1.
+[[nodiscard]] inline auto guava_consistent_hash(std::span<const std::byte> hash_code, std::int32_t buckets)
     -> std::int32_t {
     return guava_consistent_hash(guava_pad_to_long(hash_code), buckets);
 }
@@ -130,9 +154,9 @@ public:
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
         const auto n = static_cast<std::int32_t>(this->nodes_.size());
         if constexpr (Form == jump_form::paper) {
-            return node_index{static_cast<std::uint32_t>(jump_consistent_hash(point, n))};
+            return node_index{static_cast<std::uint32_t>(detail::jump_bucket(point, n))};
         } else {
-            return node_index{static_cast<std::uint32_t>(guava_consistent_hash(static_cast<std::int64_t>(point), n))};
+            return node_index{static_cast<std::uint32_t>(detail::guava_bucket(static_cast<std::int64_t>(point), n))};
         }
     }
 
@@ -152,12 +176,8 @@ private:
         if (nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
             return detail::fail(errc::too_many_nodes, std::to_string(nodes.size()) + " nodes; jump takes at most 2^31 - 1");
         }
-        for (const node& n : nodes) {
-            if (n.weight != 1.0) {
-                return detail::fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
-                                                              detail::format_weight(n.weight) +
-                                                              "; jump places every node with weight 1");
-            }
+        if (auto f = detail::unit_weights(nodes, "jump")) {
+            return f;
         }
         this->nodes_.assign(nodes.begin(), nodes.end());
         return {};

@@ -31,21 +31,23 @@ struct maglev_config {
 inline constexpr std::uint64_t maglev_max_table_size = 4294967291ULL;
 
 namespace detail {
-/// The native Maglev's turn policy: in each round node i gains its quantized weight in credit
-/// and, when its credit is >= 0, pays the largest weight and takes a slot. Equal weights give
-/// the paper's listing 1 (every node every round).
+/// The native Maglev's turn policy: in each round node i gains its quantized weight w_i in credit
+/// and, when its credit is >= 0, pays the largest weight and takes a slot. Equal weights give the
+/// paper's listing 1 (every node every round). Given the round a node took a slot in, this
+/// returns the round of its next: the first in which its credit is >= 0 again.
 class maglev_credits {
 public:
     explicit maglev_credits(std::span<const std::uint64_t> weights)
-        : weights_(weights), credit_(weights.size(), 0),
+        : weights_(weights), credit_(weights.begin(), weights.end()),  // round 1's gain
           top_(static_cast<std::int64_t>(*std::max_element(weights.begin(), weights.end()))) {}
-    auto operator()(std::uint64_t /*round*/, std::size_t i) -> bool {
-        credit_[i] += static_cast<std::int64_t>(weights_[i]);
-        if (credit_[i] < 0) {
-            return false;
-        }
-        credit_[i] -= top_;
-        return true;
+    auto operator()(std::uint64_t round, std::size_t i) -> std::uint64_t {
+        // credit_[i] is what node i held when it took a slot (0 to w_i, after its gain); after
+        // paying, -2^53 <= c <= 0, and it takes again after k = max(1, ceil(-c / w_i)) gains.
+        const auto w = static_cast<std::int64_t>(weights_[i]);
+        const std::int64_t c = credit_[i] - top_;
+        const std::int64_t k = c == 0 ? 1 : (w - 1 - c) / w;
+        credit_[i] = c + k * w;
+        return round + static_cast<std::uint64_t>(k);
     }
 
 private:
@@ -66,7 +68,8 @@ private:
 ///
 /// build() throws keyplace::error: the node errors of every strategy (weights count in units of
 /// 2^-16, up to 2^37), a table size that is not prime (errc::table_size_not_prime), above
-/// 4294967291 or smaller than the node count (errc::invalid_table_size). O(M log M) expected.
+/// 4294967291 or smaller than the node count (errc::invalid_table_size). O(M log M) expected,
+/// whatever the weights; memory while building: the table at its width plus M / 8 bytes.
 /// with() and without() rebuild.
 template <class Unused = void>
 class basic_maglev : public detail::table_strategy<basic_maglev<Unused>, xxh3, keyplace::node, maglev_config,
@@ -107,8 +110,13 @@ private:
             offsets[i] = hash(0) % m;
             skips[i] = hash(1) % (m - 1) + 1;
         }
-        this->engine_.assign(detail::populate_slots(offsets, skips, m, detail::maglev_credits(weights)),
-                            sorted.size());
+        if (sorted.size() == 1) {
+            this->engine_.assign_uniform(0, m, 1);  // no table: 4 GiB saved at the largest m
+        } else {
+            this->engine_.assign_filled(m, sorted.size(), [&](auto slots) {
+                detail::populate_slots(offsets, skips, slots, detail::maglev_credits(weights));
+            });
+        }
         this->nodes_ = std::move(sorted);
         this->config_ = config;
         return {};

@@ -13,13 +13,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
 
-/// pick(point) = point mod N over the nodes sorted by id. Weights are validated but ignored.
-/// Going from N to N+1 nodes moves about N/(N+1) of all keys. build() throws keyplace::error as
-/// every strategy does for the node list; with() and without() rebuild.
+/// pick(point) = point mod N over the nodes sorted by id. Going from N to N+1 nodes moves about
+/// N/(N+1) of all keys. build() throws keyplace::error as every strategy does for the node list,
+/// and, as jump does, for a weight other than 1 (errc::invalid_weight: modulo has no weights);
+/// with() and without() rebuild.
 template <class Unused = void>
 class basic_modulo : public detail::lifecycle<basic_modulo<Unused>, keyplace::node, no_config, detail::derivation::any,
                                         detail::node_order::by_id> {
@@ -40,7 +42,15 @@ private:
     basic_modulo() = default;
 
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
-        return detail::sorted_membership(input, this->nodes_);
+        std::vector<keyplace::node> sorted;
+        if (auto f = detail::sorted_membership(input, sorted)) {
+            return f;
+        }
+        if (auto f = detail::unit_weights(sorted, "modulo")) {
+            return f;
+        }
+        this->nodes_ = std::move(sorted);
+        return {};
     }
 };
 

@@ -75,6 +75,18 @@ inline auto format_weight(double w) -> std::string {
     return {};
 }
 
+/// Refuses a weight other than 1, for the strategies that have no weights (jump, modulo): a
+/// weight they would ignore is a mistake, not a request.
+[[nodiscard]] inline auto unit_weights(std::span<const node> nodes, std::string_view strategy) -> failure {
+    for (const node& n : nodes) {
+        if (n.weight != 1.0) {
+            return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " + format_weight(n.weight) +
+                                                  "; " + std::string(strategy) + " places every node with weight 1");
+        }
+    }
+    return {};
+}
+
 /// Validates a membership and returns it sorted by id (bytewise), the order every
 /// strategy builds from, so input order never matters.
 template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)

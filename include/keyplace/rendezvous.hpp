@@ -6,6 +6,7 @@
 #define KEYPLACE_RENDEZVOUS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
+#include <keyplace/config.hpp>
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/lifecycle.hpp>
 #include <keyplace/detail/log2.hpp>
@@ -239,8 +240,11 @@ public:
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
         scorer_.walk(point, visit);
     }
-    /// The draw of node i for a key (see detail::rendezvous_scorer).
+    /// The draw of node i for a key (see detail::rendezvous_scorer). Precondition: i < size(),
+    /// checked by KEYPLACE_ASSERT (config.hpp): a query cannot fail (errors are reported when a
+    /// value is built), and an index past the end is the caller's bug, as for any node index.
     [[nodiscard]] auto draw(std::uint64_t point, std::size_t i) const noexcept -> std::uint64_t {
+        KEYPLACE_ASSERT(i < this->size());
         return scorer_.draw(point, i);
     }
 

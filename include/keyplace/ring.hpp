@@ -84,7 +84,9 @@ struct native_ring_traits {
 /// rings by merging points, without re-sorting. A configuration of the sorted-ring engine.
 ///
 /// Memory: sizeof(point_type) + 4 bytes per point (12 for the native ring), plus a prefix
-/// index of about one byte per point that makes lookups O(1) expected, plus 4 bytes per node.
+/// index of one to two bytes per point and a direct owner table (README, "Memory"), plus 4
+/// bytes per node; the points are generated and sorted in place, so a build's peak is that
+/// steady size plus a byte or two a point.
 ///
 /// build() throws keyplace::error: empty list, empty, over-long or duplicate id, weight not
 /// finite and > 0 or rounding to 0 points, vnodes outside 1..ring_max_points, more than
@@ -132,19 +134,18 @@ private:
                 return detail::too_many_points(total);
             }
         }
-        std::vector<ring_point<point_type>> entries(total);
-        std::vector<point_type> scratch;
-        std::size_t at = 0;
-        for (std::size_t i = 0; i < sorted.size(); ++i) {
-            scratch.resize(counts[i]);
-            Traits::derive_points(sorted[i], scratch);
-            for (const point_type p : scratch) {
-                entries[at++] = {p, static_cast<std::uint32_t>(i)};
-            }
-        }
         // The total order is (point, node index, vnode index); two entries equal in point and
         // node are indistinguishable in the arrays, so the engine's (point, owner) order suffices.
-        if (auto f = this->engine_.assign(std::move(entries), sorted.size(), lookup_rule::at_or_after)) {
+        const auto generate = [&](std::span<point_type> points, std::span<node_index> owners) {
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < sorted.size(); ++i) {
+                Traits::derive_points(sorted[i], points.subspan(at, counts[i]));
+                std::fill_n(owners.begin() + static_cast<std::ptrdiff_t>(at), counts[i],
+                            node_index{static_cast<std::uint32_t>(i)});
+                at += counts[i];
+            }
+        };
+        if (auto f = this->engine_.assign_generated(total, sorted.size(), lookup_rule::at_or_after, generate)) {
             return f;
         }
         this->nodes_ = std::move(sorted);

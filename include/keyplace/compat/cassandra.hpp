@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -430,7 +431,7 @@ private:
 
     auto assign(std::span<const cassandra_endpoint> endpoints, const no_config&) -> detail::failure {
         lazy_vector<keyplace::node> nodes;
-        lazy_vector<ring_point<std::int64_t>> entries;
+        std::size_t total = 0;
         for (std::size_t i = 0; i < endpoints.size(); ++i) {
             const cassandra_endpoint& e = endpoints[i];
             if (e.tokens.empty()) {
@@ -441,15 +442,22 @@ private:
                                                                 (e.dc.empty() ? "datacenter" : "rack") + " name");
             }
             nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, {}, e.rack}});
-            for (const std::int64_t t : e.tokens) {
-                entries.push_back({t, static_cast<std::uint32_t>(i)});
-            }
+            total += e.tokens.size();
         }
         lazy_vector<keyplace::node> sorted;  // validates only: the ring keeps the given order
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (auto f = this->engine_.assign(std::move(entries), nodes.size(), lookup_rule::at_or_after)) {
+        const auto generate = [endpoints](std::span<std::int64_t> tokens, std::span<node_index> owners) {
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < endpoints.size(); ++i) {
+                for (const std::int64_t t : endpoints[i].tokens) {
+                    tokens[at] = t;
+                    owners[at++] = node_index{static_cast<std::uint32_t>(i)};
+                }
+            }
+        };
+        if (auto f = this->engine_.assign_generated(total, nodes.size(), lookup_rule::at_or_after, generate)) {
             return f;
         }
         this->nodes_ = std::move(nodes);
@@ -472,29 +480,25 @@ private:
         return {};
     }
 
-    // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order.
+    // Datacenter and rack ids of the nodes (where.region, where.rack), in first-seen order; found
+    // through ordered maps, O(n log n) (a linear search per node was quadratic in the racks).
     void index_topology() {
-        lazy_vector<std::pair<std::string, std::string>> racks;
+        std::map<std::string, std::uint32_t> dcs;
+        std::map<std::pair<std::string, std::string>, std::uint32_t> racks;
         for (const keyplace::node& n : this->nodes_) {
             const auto& e = n.where;
-            auto d = std::find(dc_names_.begin(), dc_names_.end(), e.region);
-            if (d == dc_names_.end()) {
+            const auto [d, new_dc] = dcs.try_emplace(e.region, static_cast<std::uint32_t>(dc_names_.size()));
+            if (new_dc) {
                 dc_names_.push_back(e.region);
                 dc_nodes_.push_back(0);
                 dc_racks_.push_back(0);
-                d = dc_names_.end() - 1;
             }
-            const auto di = static_cast<std::size_t>(d - dc_names_.begin());
+            const std::uint32_t di = d->second;
             ++dc_nodes_[di];
-            const std::pair<std::string, std::string> where{e.region, e.rack};
-            auto r = std::find(racks.begin(), racks.end(), where);
-            if (r == racks.end()) {
-                racks.push_back(where);
-                ++dc_racks_[di];
-                r = racks.end() - 1;
-            }
-            node_dc_.push_back(static_cast<std::uint32_t>(di));
-            node_rack_.push_back(static_cast<std::uint32_t>(r - racks.begin()));
+            const auto [r, new_rack] = racks.try_emplace({e.region, e.rack}, static_cast<std::uint32_t>(racks.size()));
+            dc_racks_[di] += new_rack ? 1U : 0U;
+            node_dc_.push_back(di);
+            node_rack_.push_back(r->second);
         }
     }
 

@@ -310,28 +310,39 @@ private:
         // Scale so the lightest host gets a whole number of entries, capped at max_ring_size.
         const double scale = std::min(detail::ceil_nonnegative(w.min * static_cast<double>(config.min_ring_size)) / w.min,
                                       static_cast<double>(config.max_ring_size));
-        lazy_vector<ring_point<std::uint64_t>> entries;
-        entries.reserve(static_cast<std::size_t>(detail::ceil_nonnegative(scale)) + 1);
-        std::string buf;
-        double current = 0.0;
-        double target = 0.0;
-        for (const auto& [owner, nw] : w.hosts) {
-            buf.assign(input[owner].id);
-            buf += '_';
-            const std::size_t stem = buf.size();
-            target += detail::envoy_rounded_product(scale, nw);
-            for (std::uint64_t i = 0; current < target; ++i, current += 1.0) {
+        // Envoy's entry counts, host by host: visited once to count them, once to hash them.
+        const auto each_entry = [&](auto&& emit) {
+            double current = 0.0;
+            double target = 0.0;
+            for (const auto& [owner, nw] : w.hosts) {
+                target += detail::envoy_rounded_product(scale, nw);
+                for (std::uint64_t i = 0; current < target; ++i, current += 1.0) {
+                    emit(owner, i);
+                }
+            }
+        };
+        std::size_t total = 0;
+        each_entry([&total](std::uint32_t, std::uint64_t) { ++total; });
+        const auto generate = [&](std::span<std::uint64_t> points, std::span<node_index> owners) {
+            std::string buf;
+            std::size_t stem = 0;
+            std::size_t at = 0;
+            each_entry([&](std::uint32_t owner, std::uint64_t i) {
+                if (i == 0) {
+                    buf.assign(input[owner].id);
+                    buf += '_';
+                    stem = buf.size();
+                }
                 char digits[24];
                 const auto end = std::to_chars(digits, digits + sizeof digits, i).ptr;
                 buf.resize(stem);
                 buf.append(digits, end);
-                const std::uint64_t h = config.hash_function == envoy_hash_function::murmur_hash_2
-                                            ? detail::murmur2_64(buf)
-                                            : xxh64{}(std::string_view(buf));
-                entries.push_back({h, owner});
-            }
-        }
-        if (auto f = this->engine_.assign(std::move(entries), input.size(), lookup_rule::at_or_after)) {
+                points[at] = config.hash_function == envoy_hash_function::murmur_hash_2 ? detail::murmur2_64(buf)
+                                                                                       : xxh64{}(std::string_view(buf));
+                owners[at++] = node_index{owner};
+            });
+        };
+        if (auto f = this->engine_.assign_generated(total, input.size(), lookup_rule::at_or_after, generate)) {
             return f;
         }
         this->nodes_.assign(input.begin(), input.end());
@@ -356,7 +367,9 @@ using envoy_ring_hash = basic_envoy_ring_hash<>;
 ///
 /// build() throws keyplace::error naming the value: the errors of envoy_ring_hash (ring sizes
 /// aside), and a table size that is not prime (Envoy's message, table_size_not_prime) or above
-/// 5000011 (invalid_table_size). O(M log M) expected. with() and without() rebuild.
+/// 5000011 (invalid_table_size). O(M log M) expected, whatever the weights (the fill visits a
+/// host only in the rounds it takes a slot in, with Envoy's exact test). with() and without()
+/// rebuild.
 template <class Unused = void>
 class basic_envoy_maglev : public detail::table_strategy<basic_envoy_maglev<Unused>, xxh64, keyplace::node, envoy_maglev_config,
                                                    detail::derivation::any, detail::node_order::by_id> {
@@ -417,18 +430,34 @@ private:
                 offsets.push_back(offset(sorted[host.node].id, m));
                 skips.push_back(skip(sorted[host.node].id, m));
             }
-            const auto envoy_targets = [&](std::uint64_t round, std::size_t h) {
-                if (static_cast<double>(round) * w.hosts[h].weight < target[h]) {
-                    return false;
-                }
+            // Envoy's turn rule: in round r host h takes a slot unless r * nw_h < target_h, and
+            // then target_h += max nw. Its next turn after round r is the first r' > r that passes
+            // the same test; r' * nw is monotone in r', so the quotient's ceiling, stepped to the
+            // exact first round, finds it without asking every round.
+            const auto envoy_targets = [&](std::uint64_t round, std::size_t h) -> std::uint64_t {
                 target[h] += w.max;
-                return true;
+                const double nw = w.hosts[h].weight;
+                const auto turn = [&](std::uint64_t r) { return !(static_cast<double>(r) * nw < target[h]); };
+                const double estimate = detail::ceil_nonnegative(target[h] / nw);
+                constexpr std::uint64_t never = std::uint64_t{1} << 62;  // Envoy would loop that long first
+                if (!(estimate < static_cast<double>(never))) {
+                    return never;
+                }
+                std::uint64_t r = std::max(round + 1, static_cast<std::uint64_t>(estimate));
+                while (r > round + 1 && turn(r - 1)) {
+                    --r;
+                }
+                while (!turn(r)) {
+                    ++r;
+                }
+                return r;
             };
-            auto slots = detail::populate_slots(offsets, skips, m, envoy_targets);
-            for (auto& slot : slots) {
-                slot = w.hosts[slot].node;
-            }
-            this->engine_.assign(slots, sorted.size());
+            this->engine_.assign_filled(m, sorted.size(), [&](auto slots) {
+                detail::populate_slots(offsets, skips, slots, envoy_targets);
+                for (auto& slot : slots) {
+                    slot = static_cast<std::remove_reference_t<decltype(slot)>>(w.hosts[slot].node);
+                }
+            });
         }
         this->nodes_ = std::move(sorted);
         this->config_ = config;

@@ -42,6 +42,7 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
@@ -387,9 +388,7 @@ private:
             return too_many_points(total_points);  // before allocating them
         }
         lazy_vector<keyplace::node> nodes;
-        lazy_vector<ring_point<std::uint32_t>> points;
-        points.reserve(total_points);
-        std::string name;
+        lazy_vector<std::string> names;  // the string each server's points hash, before "-i"
         for (std::uint32_t index = 0; index < count; ++index) {
             const auto& s = servers[index];
             if (memcached) {
@@ -401,49 +400,59 @@ private:
                 const std::string port = std::to_string(hp.port);
                 const bool v6 = host.find(':') != std::string::npos;
                 nodes.push_back(keyplace::node{(v6 ? "[" + host + "]" : host) + ":" + port, static_cast<double>(s.weight), {}});
-                name = rule.name == ketama_name::slash_host_port     ? "/" + host + ":" + port
-                       : hp.port == compat::memcached_default_port ? host
-                                                                     : host + ":" + port;
+                names.push_back(rule.name == ketama_name::slash_host_port     ? "/" + host + ":" + port
+                                : hp.port == compat::memcached_default_port ? host
+                                                                              : host + ":" + port);
             } else {
-                name = s.address;
                 nodes.push_back(keyplace::node{s.address, static_cast<double>(s.weight), {}});
-            }
-            const std::size_t stem = name.size();
-            for (std::uint32_t i = 0; i < strings[index]; ++i) {
-                name.resize(stem);
-                name += '-';
-                name += std::to_string(i);
-                if (rule.points_per_string == 1) {
-                    points.push_back({static_cast<std::uint32_t>(KeyHash{}(std::string_view(name))), index});
-                } else {
-                    const auto digest = md5_digest(std::string_view(name));
-                    for (std::size_t w = 0; w < rule.points_per_string; ++w) {
-                        points.push_back({md5_le32(digest, w), index});
-                    }
-                }
+                names.push_back(s.address);
             }
         }
         lazy_vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
         if (auto f = sorted_membership(nodes, sorted)) {
             return f;
         }
-        if (rule.last_writer_wins) {
-            // Every point of a run of equal points goes to the run's last server.
-            std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
-                return a.point != b.point ? a.point < b.point : a.owner < b.owner;
-            });
+        const auto generate = [&](std::span<std::uint32_t> points, std::span<node_index> owners) {
+            std::size_t at = 0;
+            std::string name;
+            for (std::uint32_t index = 0; index < count; ++index) {
+                name = names[index];
+                const std::size_t stem = name.size();
+                for (std::uint32_t i = 0; i < strings[index]; ++i) {
+                    name.resize(stem);
+                    name += '-';
+                    name += std::to_string(i);
+                    if (rule.points_per_string == 1) {
+                        points[at] = static_cast<std::uint32_t>(KeyHash{}(std::string_view(name)));
+                        owners[at++] = node_index{index};
+                    } else {
+                        const auto digest = md5_digest(std::string_view(name));
+                        for (std::size_t w = 0; w < rule.points_per_string; ++w) {
+                            points[at] = md5_le32(digest, w);
+                            owners[at++] = node_index{index};
+                        }
+                    }
+                }
+            }
+        };
+        // Python hash_ring's dict: every point of a run of equal points goes to the run's last
+        // server (the points are sorted by (point, server) here).
+        const auto settle = [&rule](std::span<const std::uint32_t> points, std::span<node_index> owners) {
+            if (!rule.last_writer_wins) {
+                return;
+            }
             for (std::size_t end = points.size(); end > 0;) {
                 std::size_t start = end - 1;
-                while (start > 0 && points[start - 1].point == points[end - 1].point) {
+                while (start > 0 && points[start - 1] == points[end - 1]) {
                     --start;
                 }
                 for (std::size_t i = start; i + 1 < end; ++i) {
-                    points[i].owner = points[end - 1].owner;
+                    owners[i] = owners[end - 1];
                 }
                 end = start;
             }
-        }
-        if (auto f = this->engine_.assign(std::move(points), nodes.size(), rule.lookup)) {
+        };
+        if (auto f = this->engine_.assign_generated(total_points, nodes.size(), rule.lookup, generate, settle)) {
             return f;
         }
         this->nodes_ = std::move(nodes);
@@ -472,11 +481,23 @@ template <hasher KeyHash = md5_ketama>
     return ketama_ring<KeyHash>::build(servers, ketama_config{dialect});
 }
 
+/// build_ketama(dialect, {{"10.0.1.1:11211", 600}, ...}).
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto build_ketama(ketama_dialect dialect, std::initializer_list<ketama_server> servers)
+    -> ketama_ring<KeyHash> {
+    return build_ketama<KeyHash>(dialect, std::span<const ketama_server>(servers.begin(), servers.size()));
+}
+
 /// As build_ketama(), reporting failure through err (and an empty optional) instead of throwing.
 template <hasher KeyHash = md5_ketama>
 [[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::span<const ketama_server> servers,
                                     error_info& err) -> std::optional<ketama_ring<KeyHash>> {
     return ketama_ring<KeyHash>::try_build(servers, ketama_config{dialect}, err);
+}
+template <hasher KeyHash = md5_ketama>
+[[nodiscard]] auto try_build_ketama(ketama_dialect dialect, std::initializer_list<ketama_server> servers,
+                                    error_info& err) -> std::optional<ketama_ring<KeyHash>> {
+    return try_build_ketama<KeyHash>(dialect, std::span<const ketama_server>(servers.begin(), servers.size()), err);
 }
 
 }  // namespace compat

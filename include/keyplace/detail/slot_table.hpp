@@ -26,34 +26,70 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
-/// Maglev's population: in rounds r = 1, 2, ..., each host h in order for which turn(r, h) says
-/// so takes the next slot of its permutation offset_h + j * skip_h (mod m) that is still empty,
-/// until all m slots are taken. Returns the host (position in the spans) of each slot. The turn
-/// policy carries the weighting: the native integer credits, or Envoy's double targets.
-template <class Turn>
-[[nodiscard]] auto populate_slots(std::span<const std::uint64_t> offsets, std::span<const std::uint64_t> skips,
-                                  std::uint64_t m, Turn&& turn) -> std::vector<std::uint32_t> {
-    constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> slot(m, vacant);
+/// Maglev's population: in rounds r = 1, 2, ..., each host h in order whose turn it is takes the
+/// next slot of its permutation offset_h + j * skip_h (mod m) that is still empty, until all m =
+/// slot.size() slots are taken; slot[s] is set to the host (position in the spans) of slot s.
+/// Every host's first turn is round 1; next_round(r, h), called when host h has taken a slot in
+/// round r, returns its next turn (> r). The policy carries the weighting: the native integer
+/// credits, or Envoy's double targets. Hosts wait by (round, host), so a round visits only the
+/// hosts whose turn it is: O(M + N log N) for any weights, where asking every host every round
+/// was O(M N) (one heavy host among light ones needs about M rounds). The occupancy is a bitmap,
+/// so slot may be as narrow as the host count allows.
+template <class Slot, class NextRound>
+void populate_slots(std::span<const std::uint64_t> offsets, std::span<const std::uint64_t> skips, std::span<Slot> slot,
+                    NextRound&& next_round) {
+    struct waiting {
+        std::uint64_t round;
+        std::uint32_t host;
+    };
+    // The heap keeps its "largest" first: the earliest turn, the lower host on one round.
+    const auto later = [](const waiting& a, const waiting& b) {
+        return a.round != b.round ? a.round > b.round : a.host > b.host;
+    };
+    const std::uint64_t m = slot.size();
+    std::vector<std::uint64_t> taken((m + 63) / 64, 0);
     std::vector<std::uint64_t> position(offsets.begin(), offsets.end());
+    std::vector<std::uint32_t> now(offsets.size());   // this round's hosts, in host order
+    std::vector<std::uint32_t> next;                  // the next round's, in host order
+    std::vector<std::uint32_t> late;                  // hosts leaving the queue for this round
+    std::vector<waiting> queue;                       // the later rounds' hosts, a heap
+    for (std::size_t h = 0; h < now.size(); ++h) {
+        now[h] = static_cast<std::uint32_t>(h);
+    }
     std::uint64_t filled = 0;
-    for (std::uint64_t round = 1; filled < m; ++round) {
-        for (std::size_t h = 0; h < offsets.size() && filled < m; ++h) {
-            if (!turn(round, h)) {
-                continue;
-            }
+    for (std::uint64_t round = 1;;) {
+        for (const std::uint32_t h : now) {
             std::uint64_t c = position[h];
-            while (slot[c] != vacant) {
+            while (((taken[c >> 6] >> (c & 63)) & 1U) != 0) {
                 c += skips[h];
                 c -= c >= m ? m : 0;
             }
-            slot[c] = static_cast<std::uint32_t>(h);
-            ++filled;
+            taken[c >> 6] |= std::uint64_t{1} << (c & 63);
+            slot[c] = static_cast<Slot>(h);
+            if (++filled == m) {
+                return;
+            }
             c += skips[h];
             position[h] = c - (c >= m ? m : 0);
+            const std::uint64_t turn = next_round(round, h);
+            if (turn == round + 1) {
+                next.push_back(h);
+            } else {
+                queue.push_back({turn, h});
+                std::push_heap(queue.begin(), queue.end(), later);
+            }
         }
+        round = next.empty() ? queue.front().round : round + 1;  // rounds nobody takes are skipped
+        while (!queue.empty() && queue.front().round == round) {
+            late.push_back(queue.front().host);
+            std::pop_heap(queue.begin(), queue.end(), later);
+            queue.pop_back();
+        }
+        now.resize(next.size() + late.size());
+        std::merge(next.begin(), next.end(), late.begin(), late.end(), now.begin());
+        next.clear();
+        late.clear();
     }
-    return slot;
 }
 
 /// M slots of node indices in the narrowest width that holds them: 1 byte a slot up to 256
@@ -64,25 +100,40 @@ class basic_slot_table {
     using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
 public:
-    /// slots[s] is the node of slot s, out of `nodes` nodes.
-    void assign(const lazy_vector<std::uint32_t>& slots, std::size_t nodes) {
-        size_ = slots.size();
+    /// m slots over `nodes` nodes, written in place at the table's width: fill(std::span<S>) sets
+    /// every slot's node, S being the entry type (std::uint8_t, std::uint16_t or std::uint32_t).
+    /// Nothing wider than an entry is allocated.
+    template <class Fill>
+    void assign_filled(std::uint64_t m, std::size_t nodes, Fill&& fill) {
+        size_ = m;
         width_ = nodes <= 256 ? 1 : nodes <= 65536 ? 2 : 4;
-        narrow8_.clear();
-        narrow16_.clear();
-        wide_.clear();
-        if (width_ == 1) {
-            narrow8_.assign(slots.begin(), slots.end());
-        } else if (width_ == 2) {
-            narrow16_.assign(slots.begin(), slots.end());
-        } else {
-            wide_ = slots;
-        }
+        narrow8_ = lazy_vector<std::uint8_t>();  // (= {} would keep the capacity)
+        narrow16_ = lazy_vector<std::uint16_t>();
+        wide_ = lazy_vector<std::uint32_t>();
         counts_.assign(nodes, 0);
-        for (const std::uint32_t s : slots) {
-            ++counts_[s];
+        const auto fill_and_count = [&](auto& table) {
+            table.resize(m);
+            fill(std::span(table));
+            for (const auto s : table) {
+                ++counts_[s];
+            }
+        };
+        if (width_ == 1) {
+            fill_and_count(narrow8_);
+        } else if (width_ == 2) {
+            fill_and_count(narrow16_);
+        } else {
+            fill_and_count(wide_);
         }
         finish();
+    }
+    /// slots[s] is the node of slot s, out of `nodes` nodes.
+    void assign(const lazy_vector<std::uint32_t>& slots, std::size_t nodes) {
+        assign_filled(slots.size(), nodes, [&slots](auto table) {
+            using entry_type = typename decltype(table)::value_type;
+            std::transform(slots.begin(), slots.end(), table.begin(),
+                           [](std::uint32_t s) { return static_cast<entry_type>(s); });
+        });
     }
     /// m slots that all name node `only`, out of `nodes` nodes.
     void assign_uniform(std::uint32_t only, std::uint64_t m, std::size_t nodes) {

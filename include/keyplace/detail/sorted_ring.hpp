@@ -59,35 +59,51 @@ public:
     using point_type = Point;
     using entry = ring_point<Point>;
 
-    /// Takes unsorted entries over `nodes` nodes. Fails on no entries, more than
-    /// ring_max_points, or an owner that is not a node.
-    auto assign(lazy_vector<entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
-        if (entries.empty()) {
+    /// Builds from `total` points over `nodes` nodes written in place: generate(points, owners)
+    /// (a std::span<Point> and a std::span<node_index> of total each) sets every point and its
+    /// owner, in any order; then settle(points, owners), if given, may change owners in the sorted
+    /// arrays. Fails on no points or more than ring_max_points (before allocating), or an owner
+    /// that is not a node. Sorted in place, so the build's peak is the steady size, not a second
+    /// copy of the points.
+    template <class Generate, class Settle = std::nullptr_t>
+    auto assign_generated(std::size_t total, std::size_t nodes, lookup_rule rule, Generate&& generate,
+                          Settle&& settle = nullptr) -> failure {
+        if (total == 0) {
             return fail(errc::no_points, "the ring has no points");
         }
-        if (entries.size() > ring_max_points) {
-            return too_many_points(entries.size());
+        if (total > ring_max_points) {
+            return too_many_points(total);
         }
-        for (const entry& e : entries) {
-            if (e.owner >= nodes) {
-                return fail(errc::invalid_argument, "a point names owner " + std::to_string(e.owner) + " of " +
+        points_.resize(total);
+        owners_.resize(total);
+        generate(std::span<Point>(points_), std::span<node_index>(owners_));
+        counts_.assign(nodes, 0);
+        for (const node_index o : owners_) {
+            if (o.value >= nodes) {
+                return fail(errc::invalid_argument, "a point names owner " + std::to_string(o.value) + " of " +
                                                         std::to_string(nodes) + " nodes");
             }
         }
-        std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
-            return a.point != b.point ? a.point < b.point : a.owner < b.owner;
-        });
-        points_.resize(entries.size());
-        owners_.resize(entries.size());
-        counts_.assign(nodes, 0);
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            points_[i] = entries[i].point;
-            owners_[i] = node_index{entries[i].owner};
-            ++counts_[entries[i].owner];
+        sort_in_place();
+        if constexpr (!std::is_same_v<std::remove_cvref_t<Settle>, std::nullptr_t>) {
+            settle(std::span<const Point>(points_), std::span<node_index>(owners_));
+        }
+        for (const node_index o : owners_) {
+            ++counts_[o.value];
         }
         rule_ = rule;
         finish();
         return {};
+    }
+
+    /// Takes unsorted entries over `nodes` nodes (assign_generated from a list).
+    auto assign(std::span<const entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
+        return assign_generated(entries.size(), nodes, rule, [entries](std::span<Point> p, std::span<node_index> o) {
+            for (std::size_t i = 0; i < entries.size(); ++i) {
+                p[i] = entries[i].point;
+                o[i] = node_index{entries[i].owner};
+            }
+        });
     }
 
     /// from with node new_index inserted (owners at or above it shift up) holding `fresh`, sorted:
@@ -227,7 +243,7 @@ private:
 
     // The first entry whose point is >= p, 0 past the last.
     [[nodiscard]] auto entry_at_or_after(Point p) const noexcept -> std::size_t {
-        const auto k = static_cast<std::size_t>(key(p) >> index_shift_);
+        const std::size_t k = bucket_of(p);
         const std::size_t lo = index_[k];
         std::size_t n = index_[k + 1] - lo;
         if (n == 0) {
@@ -245,24 +261,117 @@ private:
         return at == points_.size() ? 0 : at;
     }
 
-    // Bucket k of the prefix index holds the points whose key's top bits are k; index_[k] is its
-    // first entry, so the answer lies in [index_[k], index_[k + 1]]. About one bucket per four
-    // points (at least two), so the index costs about one byte per point.
-    void finish() {
+    [[nodiscard]] auto bucket_of(Point p) const noexcept -> std::size_t {
+        return static_cast<std::size_t>(key(p) >> index_shift_);
+    }
+
+    // The prefix index of the points as they stand: a histogram of the buckets, then its running
+    // sum (no branch on the points). In point order only once they are sorted.
+    void build_index() {
         unsigned bits = 1;
         while (bits < point_bits && (std::size_t{1} << (bits + 2)) < points_.size()) {
             ++bits;
         }
         index_shift_ = point_bits - bits;
         const std::size_t buckets = std::size_t{1} << bits;
-        // A histogram of the buckets, then its running sum: no branch on the points.
         index_.assign(buckets + 1, 0);
         for (const Point p : points_) {
-            ++index_[static_cast<std::size_t>(key(p) >> index_shift_) + 1];
+            ++index_[bucket_of(p) + 1];
         }
         for (std::size_t k = 1; k <= buckets; ++k) {
             index_[k] += index_[k - 1];
         }
+    }
+
+    [[nodiscard]] auto entry_less(std::size_t i, std::size_t j) const noexcept -> bool {
+        return points_[i] != points_[j] ? points_[i] < points_[j] : owners_[i].value < owners_[j].value;
+    }
+    void swap_entries(std::size_t i, std::size_t j) noexcept {
+        std::swap(points_[i], points_[j]);
+        std::swap(owners_[i], owners_[j]);
+    }
+
+    // Sorts points_ and owners_ together by (point, owner) without a copy of either: the points
+    // go to the prefix index's buckets (their top bits, so bucket order is point order) by cycles
+    // of swaps (an American flag sort), first into at most 1024 groups of buckets, then within
+    // each group (in cache), so the scratch is a cursor per group; then each bucket, about four
+    // points, is sorted by insertion, or by heap sort above 16 (clustered points, such as a
+    // Cassandra ring's chosen tokens: O(n log n) still).
+    void sort_in_place() {
+        build_index();
+        const unsigned bits = point_bits - index_shift_;
+        const unsigned coarse = std::min(bits, 10U);
+        const std::size_t width = std::size_t{1} << (bits - coarse);
+        distribute(0, std::size_t{1} << coarse, width);
+        if (width > 1) {
+            for (std::size_t group = 0; group < (std::size_t{1} << coarse); ++group) {
+                distribute(group * width, width, 1);
+            }
+        }
+        for (std::size_t k = 0; k + 1 < index_.size(); ++k) {
+            sort_range(index_[k], index_[k + 1]);
+        }
+    }
+
+    // Moves each point of buckets [first, first + groups * width) into its group of `width`
+    // buckets (first a multiple of width), by cycles of swaps.
+    void distribute(std::size_t first, std::size_t groups, std::size_t width) {
+        lazy_vector<std::uint32_t> cursor(groups);
+        for (std::size_t g = 0; g < groups; ++g) {
+            cursor[g] = index_[first + g * width];
+        }
+        const std::size_t base = first / width;
+        for (std::size_t g = 0; g < groups; ++g) {
+            const std::size_t end = index_[first + (g + 1) * width];
+            while (cursor[g] < end) {
+                const std::size_t to = bucket_of(points_[cursor[g]]) / width - base;
+                if (to == g) {
+                    ++cursor[g];
+                } else {
+                    swap_entries(cursor[g], cursor[to]++);
+                }
+            }
+        }
+    }
+
+    void sort_range(std::size_t lo, std::size_t hi) noexcept {
+        constexpr std::size_t by_insertion = 16;
+        if (hi - lo <= by_insertion) {
+            for (std::size_t i = lo + 1; i < hi; ++i) {
+                for (std::size_t j = i; j > lo && entry_less(j, j - 1); --j) {
+                    swap_entries(j, j - 1);
+                }
+            }
+            return;
+        }
+        // Heap sort of [lo, hi): a max-heap, then the largest swapped to the end, n times.
+        const std::size_t n = hi - lo;
+        const auto sift = [&](std::size_t root, std::size_t size) {
+            for (std::size_t child = 2 * root + 1; child < size; child = 2 * root + 1) {
+                if (child + 1 < size && entry_less(lo + child, lo + child + 1)) {
+                    ++child;
+                }
+                if (!entry_less(lo + root, lo + child)) {
+                    return;
+                }
+                swap_entries(lo + root, lo + child);
+                root = child;
+            }
+        };
+        for (std::size_t root = n / 2; root-- > 0;) {
+            sift(root, n);
+        }
+        for (std::size_t size = n; size-- > 1;) {
+            swap_entries(lo, lo + size);
+            sift(0, size);
+        }
+    }
+
+    // Bucket k of the prefix index holds the points whose key's top bits are k; index_[k] is its
+    // first entry, so the answer lies in [index_[k], index_[k + 1]]. About one bucket per four
+    // points (at least two), so the index costs about one byte per point.
+    void finish() {
+        build_index();
         holders_ = static_cast<std::size_t>(
             std::count_if(counts_.begin(), counts_.end(), [](std::uint32_t c) { return c != 0; }));
         bump_ = rule_ == lookup_rule::after ? 1 : 0;

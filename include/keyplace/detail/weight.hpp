@@ -21,7 +21,8 @@ inline constexpr std::uint64_t max_quantized_weight = std::uint64_t{1} << 53;
 /// q(w) = llround(w * 65536), which must lie in [1, 2^53].
 [[nodiscard]] inline auto quantize_weight(const node& n, std::uint64_t& q) -> failure {
     const double scaled = n.weight * weight_scale;  // exact: a power-of-two scale
-    if (!(scaled < static_cast<double>(max_quantized_weight) + 0.5)) {
+    // <= 2^53, not < 2^53 + 0.5: that sum is not a double, it rounds to 2^53 and refused 2^37.
+    if (!(scaled <= static_cast<double>(max_quantized_weight))) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
                                               " is above the largest weight, 2^37");
