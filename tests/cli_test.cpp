@@ -10,10 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <ios>
+#include <istream>
 #include <set>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -213,33 +217,34 @@ TEST_CASE("cli: diff and stats reject bad input with one line", "[cli][errors]")
                    "cannot read key file");
     const auto bad = temp_file("keyplace_cli_bad_after.txt", "a\nb=oops\n");
     expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + bad}), 1,
-                   bad + ":2: weight 'oops'");
+                   bad + "':2: weight 'oops'");
     std::filesystem::remove(bad);
-    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "0"}), 2, "--keys '0' is not a positive");
-    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a,a"}), 1, "'a' appears more than once");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "0"}), 2,
+                   "--keys '0' is not an integer from 1 to 100000000");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a,a"}), 2, "'a' appears more than once");
 }
 
 TEST_CASE("cli: bad node specs fail with one line naming the entry", "[cli][errors]") {
     auto locate = [](const std::string& spec) {
         return run_cli({"locate", "--strategy", "ring", "--nodes", spec}, "k\n");
     };
-    expect_failure(locate(""), 1, "node list is empty");
-    expect_failure(locate("a,,b"), 1, "entry 2 is empty");
-    expect_failure(locate("a,"), 1, "entry 2 is empty");
-    expect_failure(locate("a=x"), 1, "weight 'x' of node 'a' is not a number");
-    expect_failure(locate("a=0"), 1, "'a': weight 0 is not finite and > 0");
-    expect_failure(locate("a=-1"), 1, "weight -1");
-    expect_failure(locate("a=nan"), 1, "weight nan");
-    expect_failure(locate("a=inf"), 1, "weight inf");
-    expect_failure(locate("a="), 1, "weight '' of node 'a'");
-    expect_failure(locate("=2"), 1, "node id is empty");
-    expect_failure(locate("a b"), 1, "contains ' '");
-    expect_failure(locate("a@eu/z/r/x"), 1, "more than REGION/ZONE/RACK");
-    expect_failure(locate("a,b,a"), 1, "'a' appears more than once");
-    expect_failure(locate("a=0.001"), 1, "rounds to 0 points");
+    expect_failure(locate(""), 2, "node list is empty");
+    expect_failure(locate("a,,b"), 2, "entry 2 is empty");
+    expect_failure(locate("a,"), 2, "entry 2 is empty");
+    expect_failure(locate("a=x"), 2, "weight 'x' of node 'a' is not a number");
+    expect_failure(locate("a=0"), 2, "'a': weight 0 is not finite and > 0");
+    expect_failure(locate("a=-1"), 2, "weight -1");
+    expect_failure(locate("a=nan"), 2, "weight nan");
+    expect_failure(locate("a=inf"), 2, "weight inf");
+    expect_failure(locate("a="), 2, "weight '' of node 'a'");
+    expect_failure(locate("=2"), 2, "node id is empty");
+    expect_failure(locate("a b"), 2, "contains ' '");
+    expect_failure(locate("a@eu/z/r/x"), 2, "more than REGION/ZONE/RACK");
+    expect_failure(locate("a,b,a"), 2, "'a' appears more than once");
+    expect_failure(locate("a=0.001"), 2, "rounds to 0 points");
     expect_failure(locate("@/nonexistent/keyplace-nodes"), 1, "cannot read node file");
     const auto path = temp_file("keyplace_cli_bad.txt", "a\n# ok\nb=zz\n");
-    expect_failure(locate("@" + path), 1, path + ":3: weight 'zz'");
+    expect_failure(locate("@" + path), 1, path + "':3: weight 'zz'");
     const auto empty = temp_file("keyplace_cli_empty.txt", "# nothing\n\n");
     expect_failure(locate("@" + empty), 1, "lists no nodes");
     std::filesystem::remove(path);
@@ -280,18 +285,18 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--table-size", "7"}), 2,
                    "only to --strategy maglev");
     // The library checks table sizes and reports them as it reports a membership it refuses.
-    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "8"}), 1,
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "8"}), 2,
                    "table size 8 is not a prime");
-    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "4294967311"}), 1,
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "4294967311"}), 2,
                    "table size 4294967311 is above the largest, 4294967291");
     expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a", "--table-size", "x"}), 2,
                    "--table-size 'x' is not an unsigned integer");
-    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--table-size", "2"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--table-size", "2"}, "k\n"), 2,
                    "table size 2 is smaller than the 3 nodes");
-    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b=2"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b=2"}, "k\n"), 2,
                    "jump places every node with weight 1");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--copies", "3"}), 2,
-                   "unknown option --copies");
+                   "unknown option '--copies'");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "0"}), 2,
                    "--replicas '0' is not a positive integer");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--spread", "planet"}),
@@ -323,12 +328,13 @@ TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopo
               .out == "{\"replicas\":[[\"n1\",\"n4\"]]}\n");
     const auto file = temp_file("keyplace_cli_cassandra.txt", "# tokens\nlow=-4000000000000000000@dc1/r1\nhigh=0@dc1\n");
     CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", "@" + file}, "hello\n").out == "high\n");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1;x"}, "k\n"), 1, "token 'x' of node 'a'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a"}, "k\n"), 1, "'a' has no tokens");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1@dc/r/x"}, "k\n"), 1, "'dc/r/x' is not DC or DC/RACK");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1,b=1"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1;x"}, "k\n"), 2, "token 'x' of node 'a'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a"}, "k\n"), 2, "'a' has no tokens");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1@dc/r/x"}, "k\n"), 2,
+                   "location 'dc/r/x' of node 'a' has more than DC/RACK");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1,b=1"}, "k\n"), 2,
                    "token 1 is owned by both 'a' and 'b'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc9:2"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc9:2"}, "k\n"), 2,
                    "datacenter 'dc9'");
     expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "0"}, "k\n"), 2,
                    "--replication '0'");
@@ -348,9 +354,9 @@ TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
     CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-100;200-16383,b=101-199"}, "somekey\n").out == "a\n");
     // Even split: floor(i * 16384 / 3): a 0-5460, b 5461-10921, c 10922-16383.
     CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "c,a,b"}, "somekey\nfoo{hash_tag}\n").out == "c\na\n");
-    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-5460,b"}, "k\n"), 1, "on every node or on none");
-    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-x"}, "k\n"), 1, "slot range '0-x' of node 'a'");
-    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-16000"}, "k\n"), 1, "16001");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-5460,b"}, "k\n"), 2, "on every node or on none");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-x"}, "k\n"), 2, "slot range '0-x' of node 'a'");
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-16000"}, "k\n"), 2, "16001");
 }
 
 TEST_CASE("cli: redis create and rebalance plan as redis-cli does", "[cli][redis][planner]") {
@@ -376,9 +382,9 @@ TEST_CASE("cli: redis create and rebalance plan as redis-cli does", "[cli][redis
           "\"moves\":[{\"from\":\"127.0.0.1:7222\",\"to\":\"127.0.0.1:7223\",\"count\":1366,"
           "\"slots\":[[5461,6826]]},{\"from\":\"127.0.0.1:7221\",\"to\":\"127.0.0.1:7223\",\"count\":1365,"
           "\"slots\":[[0,1364]]}]}\n");
-    expect_failure(run_cli({"redis", "create", "--nodes", "a:1,b:1"}), 1, "requires at least 3");
+    expect_failure(run_cli({"redis", "create", "--nodes", "a:1,b:1"}), 2, "requires at least 3");
     expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "x"}), 2, "--weights entry 'x' is not ID=WEIGHT");
-    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "zz=1"}), 1, "no such master node 'zz'");
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "zz=1"}), 2, "no such master node 'zz'");
     expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--threshold", "two"}), 2, "--threshold 'two' is not a number");
     expect_failure(run_cli({"redis", "rebalance", "--nodes", "a,b,c"}), 2, "give each master its slot ranges");
     expect_failure(run_cli({"redis"}), 2, "redis needs a subcommand: create or rebalance");
@@ -408,7 +414,7 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
     // Two racks for RF 3: Cassandra refuses, and so do we.
     expect_failure(run_cli({"allocate", "--strategy", "cassandra", "--nodes", "n1=0@dc1/r1,n2=100@dc1/r2", "--add",
                             "n3@dc1/r1", "--replication", "dc1:3"}),
-                   1, "racks");
+                   2, "racks");
     // The native ring of chosen tokens, RF 2 over racks.
     const auto t = run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1000;9000000000000000000@eu/z/r1,b=5000000000000000000@eu/z/r2",
                             "--add", "c@eu/z/r3", "--tokens", "3", "--replication", "2", "--spread", "rack"});
@@ -423,14 +429,14 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
                    "allocate --strategy 'ring' is not cassandra or tokens");
     expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "dc1:2"}),
                    2, "--replication for --strategy tokens is RF");
-    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a", "--replication", "1"}), 1,
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a", "--replication", "1"}), 2,
                    "'a'");
     expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "1",
                             "--tokens", "0"}),
                    2, "--tokens");
-    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=x"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=x"}, "k\n"), 2,
                    "token 'x' of node 'a' is not an unsigned decimal 64-bit integer");
-    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a"}, "k\n"), 1, "has no tokens");
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a"}, "k\n"), 2, "has no tokens");
 }
 
 TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][partitions]") {
@@ -453,7 +459,7 @@ TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][
         // One copy in each zone.
         CHECK(((first < "c") != (second < "c")));
     }
-    expect_failure(run_cli({"locate", "--strategy", "partitions", "--partitions", "12", "--nodes", "a,b"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "partitions", "--partitions", "12", "--nodes", "a,b"}, "k\n"), 2,
                    "12");
     // diff derives the after table from the before one (the table is state): a fourth node takes
     // its quota of 256 / 4 = 64 partitions, a quarter of the keys, and nothing else moves.
@@ -489,7 +495,7 @@ TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cl
     CHECK(run_cli({"hash", "--function", "murmur2-envoy"}, "127.0.0.1:85_0\n").out == "1358027074129602068\n");
     expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--min-ring-size", "20",
                             "--max-ring-size", "10"}, "k\n"),
-                   1, "minimum_ring_size (20) > maximum_ring_size (10)");
+                   2, "minimum_ring_size (20) > maximum_ring_size (10)");
     expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--hash", "md5"}, "k\n"), 2, "--hash 'md5'");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
                    "--hash applies only to --strategy envoy-ring");
@@ -497,7 +503,7 @@ TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cl
                    "--min-ring-size applies only to --strategy envoy-ring, not to ring");
     expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--min-ring-size", "x"}, "k\n"), 2,
                    "--min-ring-size 'x'");
-    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b=1.5"}, "k\n"), 1, "1.5");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b=1.5"}, "k\n"), 2, "1.5");
 }
 
 TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[cli][ketama]") {
@@ -534,10 +540,10 @@ TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[
           ids("0111222120"));
     CHECK(run_cli({"hash", "--function", "md5-ketama"}, "test\nfoo\n\n").out == "3446378249\n3675831724\n3649838548\n");
     CHECK(run_cli({"hash", "--function", "one-at-a-time"}, "hello\n").out == "3372029979\n");
-    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a=1.5"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a=1.5"}, "k\n"), 2,
                    "ketama weight 1.5 of server 'a' is not a whole number");
-    expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a=2,b"}, "k\n"), 1, "weight");
-    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a:99999"}, "k\n"), 1, "99999");
+    expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a=2,b"}, "k\n"), 2, "weight");
+    expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a:99999"}, "k\n"), 2, "99999");
     expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
                    "not a key hash of ketama-unweighted");
     expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a", "--hash", "md5-ketama"}, "k\n"), 2,
@@ -551,10 +557,10 @@ TEST_CASE("cli: points and factors beyond a mode's range are refused or capped",
               .out == "a,b\n");
     // A pre-hashed point the strategy would truncate is an input error naming the line.
     expect_failure(run_cli({"locate", "--strategy", "redis", "--prehashed", "--nodes", "a,b"}, "16383\n16384\n"), 1,
-                   "stdin line 2: point 16384 is above 16383");
+                   "stdin line 2: point '16384' is above 16383");
     CHECK(run_cli({"locate", "--strategy", "redis", "--prehashed", "--nodes", "a,b"}, "16383\n").out == "b\n");
     expect_failure(run_cli({"locate", "--strategy", "ketama", "--prehashed", "--nodes", "a,b"}, "4294967296\n"), 1,
-                   "point 4294967296 is above 4294967295");
+                   "point '4294967296' is above 4294967295");
     CHECK(run_cli({"locate", "--strategy", "ketama", "--prehashed", "--nodes", "a,b"}, "4294967295\n").status == 0);
 }
 
@@ -576,8 +582,9 @@ TEST_CASE("cli: a failed write and anything thrown are failures with one line", 
     const std::vector<std::string_view> args{"hash", "--function", "xxh3"};
     CHECK(keyplace_cli::run(args, in, out, err) == 1);
     CHECK(err.str() == "keyplace-cli: cannot write the output\n");
-    // More keys than a vector can hold: the standard library throws, the CLI reports it.
-    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "18446744073709551615"}), 1, "");
+    // More keys than a vector can hold: refused before anything is allocated.
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "18446744073709551615"}), 2,
+                   "--keys");
 }
 
 namespace {
@@ -663,7 +670,7 @@ TEST_CASE("cli: an option a strategy does not take is a usage error naming both"
     }
     // Replica options exist in locate only; --replicas and --replication exclude each other.
     expect_failure(run_cli({"stats", "--strategy", "cassandra", "--nodes", "a=0", "--replication", "1"}), 2,
-                   "unknown option --replication");
+                   "unknown option '--replication'");
     expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=0", "--replication", "1", "--replicas", "1"},
                            "k\n"),
                    2, "--replicas and --replication exclude each other");
@@ -837,7 +844,7 @@ TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][s
                    2, "--states names 'z', which is not in --nodes");
     expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
                             "--states", "a=joining,b=joining"}),
-                   1, "no node owns keys now");
+                   2, "no node owns keys now");
     expect_failure(run_cli({"snapshot", "verify", "/nonexistent/kp.json"}), 1, "cannot read snapshot");
     const auto bad = temp_file("kp_cli_bad.json", "{\"format\":\"keyplace.snapshot/1\",\"cluster\":\"c\",\"epoch\":1,"
                                                   "\"strategy\":{\"name\":\"ring\",\"contract\":1},"
@@ -854,3 +861,171 @@ TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][s
                    "--sample-per-million '1000001'");
 }
 #endif
+
+// ---- hardening (issue 18): every failure one bounded line, the right status ------------------
+
+namespace {
+
+// A stdin whose read fails as a directory's does (std::cin's filebuf throws from underflow).
+struct unreadable_buf : std::streambuf {
+    auto underflow() -> int_type override {
+        throw std::ios_base::failure("read", std::make_error_code(std::errc::is_a_directory));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("cli: huge key counts are refused up front, unreadable input names the OS's reason",
+          "[cli][errors]") {
+    for (const char* n : {"18446744073709551615", "1000000000000", "100000001"}) {
+        expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", n}), 2,
+                       "--keys '" + std::string(n) + "' is not an integer from 1 to 100000000");
+    }
+    const auto dir = std::filesystem::temp_directory_path().string();
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", dir}), 1,
+                   "cannot read key file '" + dir + "': Is a directory");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", "/nonexistent/k"}),
+                   1, "cannot read key file '/nonexistent/k': No such file or directory");
+    unreadable_buf buf;
+    std::istream in(&buf);
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<std::string_view> args{"hash", "--function", "xxh3"};
+    CHECK(keyplace_cli::run(args, in, out, err) == 1);
+    CHECK(out.str().empty());
+    CHECK(err.str() == "keyplace-cli: cannot read stdin: Is a directory\n");
+}
+
+TEST_CASE("cli: node file read errors name the OS's reason, and node files are bounded", "[cli][errors]") {
+    auto locate = [](const std::string& spec) {
+        return run_cli({"locate", "--strategy", "ring", "--nodes", spec}, "k\n");
+    };
+    const auto dir = std::filesystem::temp_directory_path().string();
+    expect_failure(locate("@" + dir), 1, "cannot read node file '" + dir + "': Is a directory");
+    expect_failure(locate("@/nonexistent/kp"), 1, "cannot read node file '/nonexistent/kp': No such file or directory");
+    if (std::filesystem::exists("/proc/self/mem")) {
+        expect_failure(locate("@/proc/self/mem"), 1, "cannot read node file '/proc/self/mem': Input/output error");
+    }
+    if (std::filesystem::exists("/dev/zero")) {
+        expect_failure(locate("@/dev/zero"), 1, "node file '/dev/zero' is larger than 64 MiB");
+    }
+    const auto empty = temp_file("keyplace_cli_no_nodes.txt", "# none\n\n");
+    expect_failure(locate("@" + empty), 1, "node file '" + empty + "' lists no nodes");
+    std::filesystem::remove(empty);
+}
+
+TEST_CASE("cli: one id and location grammar in every strategy's SPEC", "[cli][errors]") {
+    auto locate = [](const char* strategy, const std::string& spec) {
+        return run_cli({"locate", "--strategy", strategy, "--nodes", spec}, "k1\nk2\n");
+    };
+    struct bad_entry {
+        const char* strategy;
+        std::string spec;
+        std::string fragment;
+    };
+    const bad_entry cases[] = {
+        // Ids with a newline, a space or '@' are refused by every family, naming entry and form.
+        {"redis", "a\nb,c", "--nodes entry 1: node id 'a\\x0ab' contains '\\x0a' (expected ID=FIRST-LAST"},
+        {"redis", "a@eu,b", "node id 'a@eu' contains '@'"},
+        {"redis", "a b=0-16383", "node id 'a b' contains ' '"},
+        {"cassandra", "x\ny=5,z=10",
+         "node id 'x\\x0ay' contains '\\x0a' in 'x\\x0ay=5' (expected ID=TOKEN[;TOKEN...][@DC[/RACK]])"},
+        {"cassandra", "a b=5", "node id 'a b' contains ' '"},
+        {"cassandra", "a=5@dc=1", "datacenter 'dc=1' contains '='"},
+        {"cassandra", "a=5@", "datacenter is empty"},
+        {"cassandra", "a=1@dc/r/x", "location 'dc/r/x' of node 'a' has more than DC/RACK"},
+        {"tokens", "a\tb=1", "node id 'a\\x09b' contains '\\x09'"},
+        {"tokens", "a=1@eu//r", "zone is empty"},
+        // ID@LOCATION=WEIGHT, stray '@' and empty location parts.
+        {"ring", "a@eu=2,b",
+         "--nodes entry 1: region 'eu=2' contains '=' in 'a@eu=2' (expected ID[=WEIGHT][@REGION[/ZONE[/RACK]]])"},
+        {"ring", "a@x@y", "region 'x@y' contains '@' in 'a@x@y'"},
+        {"ring", "a@", "region is empty in 'a@'"},
+        {"ring", "a@//", "region is empty in 'a@//'"},
+        {"ring", "a@eu/z/", "rack is empty in 'a@eu/z/'"},
+        // An elided list is not a node named "...": ids are not only dots.
+        {"ring", "a,...,b", "--nodes entry 2: node id '...' is only dots"},
+        {"rendezvous", "a,.", "node id '.' is only dots"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.strategy << " " << c.spec);
+        expect_failure(locate(c.strategy, c.spec), 2, c.fragment);
+    }
+    expect_failure(run_cli({"redis", "create", "--nodes", "a:1,b :1,c:1"}), 2, "address 'b :1' contains ' '");
+    CHECK(locate("ring", "a.b,.c,d..").status == 0);
+    // The same lines in a node file are bad input (1), named by file and line.
+    const auto path = temp_file("keyplace_cli_grammar.txt", "a\nb@eu=2\n");
+    expect_failure(locate("ring", "@" + path), 1, "'" + path + "':2: region 'eu=2' contains '='");
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("cli: ids are UTF-8, so text and JSON output hold them as given", "[cli][errors]") {
+    const auto path = temp_file("keyplace_cli_latin1.txt", "ok\ncaf\xe9\n");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path, "--json"}, "k\n"), 1,
+                   "'" + path + "':2: node id 'caf\\xe9' is not UTF-8 (byte 3)");
+    std::filesystem::remove(path);
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b\xc3", "--json"}, "k\n"), 2,
+                   "node id 'b\\xc3' is not UTF-8 (byte 1)");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,\xed\xa0\x80"}, "k\n"), 2,
+                   "is not UTF-8 (byte 0)");  // a surrogate
+    const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "caf\xc3\xa9", "--json"}, "k\n");
+    CHECK(r.status == 0);
+    CHECK(r.out == "{\"owners\":[\"caf\xc3\xa9\"]}\n");
+}
+
+TEST_CASE("cli: messages quote what they echo, one line of bounded length", "[cli][errors]") {
+    using keyplace_cli::quote;
+    CHECK(quote("a'b\\c\n\x7f") == "'a\\x27b\\x5cc\\x0a\\x7f'");
+    CHECK(quote("caf\xc3\xa9 caf\xe9") == "'caf\xc3\xa9 caf\\xe9'");
+    CHECK(quote(std::string(64, 'x')) == "'" + std::string(64, 'x') + "'");
+    CHECK(quote(std::string(65, 'x')) == "'" + std::string(64, 'x') + "'... (65 bytes)");
+    // A character the cut would split is left out whole.
+    CHECK(quote(std::string(63, 'x') + "\xc3\xa9") == "'" + std::string(63, 'x') + "'... (65 bytes)");
+    expect_failure(run_cli({"hash", "--func\ntion", "xxh3"}), 2, "unknown option '--func\\x0ation'");
+    const std::string line(1'000'000, '7');
+    const auto big = run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed"}, "1\n" + line + "x\n");
+    expect_failure(big, 1, "stdin line 2: '" + std::string(64, '7') + "'... (1000001 bytes) is not");
+    CHECK(big.err.size() < 200);
+    const auto zeros = std::string(1'000'000, '0') + "16384\n";
+    const auto redis = run_cli({"locate", "--strategy", "redis", "--nodes", "a", "--prehashed"}, zeros);
+    expect_failure(redis, 1, "... (1000005 bytes) is above 16383");
+    CHECK(redis.err.size() < 200);
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", std::string(100'000, 'n') + "=x"}), 2,
+                   "(100000 bytes) is not a number");
+}
+
+TEST_CASE("cli: --vnodes states its one range", "[cli][errors]") {
+    for (const char* v : {"4294967296", "4294967295", "268435457", "0"}) {
+        expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", v}, "k\n"), 2,
+                       "--vnodes '" + std::string(v) + "' is not an integer from 1 to 268435456");
+    }
+}
+
+TEST_CASE("cli: argument errors exit 2, bad data from files and stdin 1", "[cli][errors]") {
+    // What the library refuses in a membership given inline is an argument error...
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,a"}, "k\n"), 2,
+                   "'a' appears more than once");
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--table-size", "2"}, "k\n"), 2,
+                   "table size 2 is smaller than the 3 nodes");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "3"}, "k\n"), 2,
+                   "replica count 3 is more than the 2 nodes");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,a"}), 2,
+                   "'a' appears more than once");
+    expect_failure(run_cli({"stats", "--strategy", "jump", "--nodes", "a,b=2"}), 2, "weight 1");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a=x"}, "k\n"), 2, "weight 'x'");
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a b", "--replication", "1"}),
+                   2, "node id 'a b' contains ' '");
+    // ... and the same from a node file is bad input.
+    const auto path = temp_file("keyplace_cli_dup.txt", "a\nb\na\n");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path}, "k\n"), 1,
+                   "'a' appears more than once");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + path}), 1,
+                   "'a' appears more than once");
+    std::filesystem::remove(path);
+    const auto two = temp_file("keyplace_cli_two.txt", "a\nb\n");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + two, "--replicas", "3"}, "k\n"), 1,
+                   "replica count 3 is more than the 2 nodes");
+    std::filesystem::remove(two);
+    // Bad stdin lines stay bad input.
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed"}, "x\n"), 1, "stdin line 1");
+}

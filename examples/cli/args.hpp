@@ -17,8 +17,9 @@
 
 namespace keyplace_cli {
 
-/// Exit statuses: 0 success, 1 bad input data (keys, node files, a membership the library
-/// refuses, a failed write), 2 bad arguments.
+/// Exit statuses: 0 success, 1 bad input data (stdin, files, a membership the library refuses
+/// in a node file) or a failed write or allocation, 2 bad arguments (options, inline SPECs and
+/// a membership the library refuses in them).
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_bad_input = 1;
 inline constexpr int exit_usage = 2;
@@ -39,22 +40,76 @@ struct cli_error : std::runtime_error {
     throw cli_error(exit_bad_input, what);
 }
 
-/// A user-supplied string for a message: in single quotes, control bytes, DEL, quotes and
-/// backslashes as \xNN, so a message stays one line whatever the input.
+/// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 if none starts there
+/// (a stray continuation byte, an overlong form, a surrogate, above U+10FFFF, or cut short).
+inline auto utf8_sequence(std::string_view s, std::size_t i) -> std::size_t {
+    const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    const unsigned lead = b(0);
+    const auto tail = [&](std::size_t k) { return (b(k) & 0xc0u) == 0x80u; };
+    if (lead < 0x80) {
+        return 1;
+    }
+    if (lead >= 0xc2 && lead <= 0xdf) {
+        return tail(1) ? 2 : 0;
+    }
+    if (lead >= 0xe0 && lead <= 0xef) {
+        const unsigned second = b(1);
+        const bool ok = (lead == 0xe0 ? second >= 0xa0 : lead == 0xed ? second < 0xa0 : true);
+        return ok && tail(1) && tail(2) ? 3 : 0;
+    }
+    if (lead >= 0xf0 && lead <= 0xf4) {
+        const unsigned second = b(1);
+        const bool ok = (lead == 0xf0 ? second >= 0x90 : lead == 0xf4 ? second < 0x90 : true);
+        return ok && tail(1) && tail(2) && tail(3) ? 4 : 0;
+    }
+    return 0;
+}
+
+/// The offset of the first byte of s that is not well-formed UTF-8, or nothing.
+inline auto invalid_utf8_at(std::string_view s) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto n = utf8_sequence(s, i);
+        if (n == 0) {
+            return i;
+        }
+        i += n;
+    }
+    return std::nullopt;
+}
+
+/// The most bytes of one user-supplied value a message repeats.
+inline constexpr std::size_t quote_limit = 64;
+
+/// A user-supplied string for a message: in single quotes; control bytes, DEL, quotes,
+/// backslashes and bytes that are not UTF-8 as \xNN, so a message stays one line of text
+/// whatever the input; past quote_limit bytes cut, with "..." and the value's length.
 inline auto quote(std::string_view s) -> std::string {
     constexpr char hex[] = "0123456789abcdef";
     std::string out = "'";
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == '\'' || c == '\\') {
+    std::size_t i = 0;
+    while (i < s.size() && i < quote_limit) {
+        const auto u = static_cast<unsigned char>(s[i]);
+        const auto n = utf8_sequence(s, i);
+        if (n > 1) {
+            if (i + n > quote_limit) {
+                break;  // not half a character
+            }
+            out += s.substr(i, n);
+            i += n;
+        } else if (n == 0 || u < 0x20 || u == 0x7f || u == '\'' || u == '\\') {
             out += "\\x";
             out += hex[u >> 4];
             out += hex[u & 0xf];
+            ++i;
         } else {
-            out += c;
+            out += s[i++];
         }
     }
-    return out + "'";
+    out += "'";
+    if (i < s.size()) {
+        out += "... (" + std::to_string(s.size()) + " bytes)";
+    }
+    return out;
 }
 
 /// A whole-string unsigned decimal, or nothing (no sign, no spaces, no overflow).
@@ -131,7 +186,7 @@ public:
                 spec = k.name == name ? &k : spec;
             }
             if (spec == nullptr) {
-                usage_error("unknown option --" + name);
+                usage_error("unknown option " + quote("--" + name));
             }
             if (find(name) != nullptr) {
                 usage_error("option --" + name + " given twice");

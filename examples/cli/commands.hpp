@@ -24,10 +24,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
-#include <fstream>
 #include <istream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -76,7 +76,7 @@ auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::
             p = parse_unsigned<std::uint64_t>(keys[i]);
             // A point the strategy would silently truncate is an input error, not a point.
             if (p && *p > max_point<E, S>()) {
-                input_error(line + "point " + keys[i] + " is above " + std::to_string(max_point<E, S>()) +
+                input_error(line + "point " + quote(keys[i]) + " is above " + std::to_string(max_point<E, S>()) +
                             ", the largest point of --strategy " + std::string(E::name));
             }
         }
@@ -171,19 +171,22 @@ auto locate(const parsed_args& a, std::istream& in) -> std::string {
     }
     const bool json = a.has(json_flag.spec);
     const bool prehashed = a.has(prehashed_flag.spec);
-    return use_built(E::build(a, a.value(nodes_option.spec)), [&](const auto& s) -> std::string {
+    const std::string nodes = a.value(nodes_option.spec);
+    return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         std::optional<replica_rule> rule;
-        if constexpr (keyplace::ordered_placement_strategy<S>) {
-            if (policy) {
-                rule = placer_rule(s, *policy);
+        from_specs({nodes}, [&] {
+            if constexpr (keyplace::ordered_placement_strategy<S>) {
+                if (policy) {
+                    rule = placer_rule(s, *policy);
+                }
             }
-        }
-        if constexpr (requires { E::replicas(s, a); }) {
-            if (!rule) {
-                rule = E::replicas(s, a);
+            if constexpr (requires { E::replicas(s, a); }) {
+                if (!rule) {
+                    rule = E::replicas(s, a);
+                }
             }
-        }
+        });
         const auto points = input_points<E, S>(read_keys(in), prehashed);
         return rule ? render_replicas(place_replicas(s, points, *rule), rule->summary, json)
                     : render_owners(owners(s, points), json);
@@ -196,11 +199,7 @@ inline auto key_file(const parsed_args& a) -> std::optional<std::vector<std::str
     if (!path) {
         return std::nullopt;
     }
-    std::ifstream file(*path, std::ios::binary);
-    if (!file) {
-        input_error("cannot read key file " + quote(*path));
-    }
-    auto keys = read_keys(file);
+    auto keys = split_keys(read_file(*path, "key file"));
     if (keys.empty()) {
         input_error("key file " + quote(*path) + " has no keys");
     }
@@ -210,15 +209,17 @@ inline auto key_file(const parsed_args& a) -> std::optional<std::vector<std::str
 template <class E>
 auto diff(const parsed_args& a) -> std::string {
     const auto keys = key_file(a);
-    const auto before_built = E::build(a, a.value(before_option.spec));
+    const std::string before_spec = a.value(before_option.spec);
+    const std::string after_spec = a.value(after_option.spec);
+    const auto before_built = from_specs({before_spec}, [&] { return E::build(a, before_spec); });
     // A strategy whose state is its history (a partition table) derives the after state.
-    const auto after_built = [&] {
+    const auto after_built = from_specs({before_spec, after_spec}, [&] {
         if constexpr (requires { E::derive(before_built, a, std::string()); }) {
-            return E::derive(before_built, a, a.value(after_option.spec));
+            return E::derive(before_built, a, after_spec);
         } else {
-            return E::build(a, a.value(after_option.spec));
+            return E::build(a, after_spec);
         }
-    }();
+    });
     return use_built(before_built, after_built, [&](const auto& before, const auto& after) -> std::string {
         using S = std::remove_cvref_t<decltype(before)>;
         keyplace::movement_report r;
@@ -238,7 +239,8 @@ auto diff(const parsed_args& a) -> std::string {
 template <class E>
 auto stats(const parsed_args& a) -> std::string {
     const std::size_t count = key_count_option.get(a);
-    return use_built(E::build(a, a.value(nodes_option.spec)), [&](const auto& s) -> std::string {
+    const std::string nodes = a.value(nodes_option.spec);
+    return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         std::vector<std::uint64_t> points(count);
         for (std::size_t i = 0; i < count; ++i) {
@@ -557,9 +559,15 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
 /// on failure, one "keyplace-cli: ..." line to err and the exit status.
 inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) -> int {
     const auto fail = [&](int status, std::string_view what) {
-        std::string line(what);
+        // One line of bounded length, whatever threw (quote() bounds what the CLI echoes, not
+        // what the library's messages repeat).
+        constexpr std::size_t limit = 1024;
+        std::string line(what.substr(0, limit));
         for (auto& c : line) {
-            c = c == '\n' || c == '\r' ? ' ' : c;  // one line, whatever threw
+            c = c == '\n' || c == '\r' ? ' ' : c;
+        }
+        if (what.size() > limit) {
+            line += "... (" + std::to_string(what.size()) + " bytes)";
         }
         err << "keyplace-cli: " << line << '\n';
         err.flush();
@@ -576,8 +584,12 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
         return fail(e.status, e.what());
     } catch (const keyplace::error& e) {
         return fail(exit_bad_input, e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(exit_bad_input, "out of memory (fewer keys, nodes, points or table entries need less)");
     } catch (const std::exception& e) {
         return fail(exit_bad_input, e.what());
+    } catch (...) {
+        return fail(exit_bad_input, "failed: an unknown exception");
     }
     out << result;
     out.flush();

@@ -60,7 +60,8 @@ inline auto slot_runs(const std::vector<std::uint16_t>& slots) -> std::vector<st
 
 inline auto redis_create(const parsed_args& a) -> std::string {
     std::vector<std::string> addresses;
-    for (const auto& n : parse_entries(a.value(masters_option.spec), [](std::string_view e, const std::string&) {
+    for (const auto& n : parse_entries(a.value(masters_option.spec), [](std::string_view e, const std::string& where) {
+             check_name("address", e, true, e, where, "HOST:PORT");
              return std::string(e);
          })) {
         addresses.push_back(n);
@@ -223,7 +224,9 @@ struct allocate_command {
         return std::tuple{&allocate_strategy_option, &allocate_nodes_option, &add_option,  &token_count_option,
                           &allocate_replication_option, &groups_option,      &seed_option, &json_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return allocate(a); }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return from_specs({a.value(allocate_nodes_option.spec)}, [&] { return allocate(a); });
+    }
 };
 
 // ---- redis create / redis rebalance -------------------------------------------------------------
@@ -234,7 +237,9 @@ struct redis_create_command {
         "the slot ranges redis-cli --cluster create gives these masters, as --strategy redis SPEC lines";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr auto options() { return std::tuple{&masters_option, &json_flag}; }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return redis_create(a); }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return from_specs({a.value(masters_option.spec)}, [&] { return redis_create(a); });
+    }
 };
 
 struct redis_rebalance_command {
@@ -245,7 +250,9 @@ struct redis_rebalance_command {
     static constexpr auto options() {
         return std::tuple{&slot_map_option, &weights_option, &threshold_option, &use_empty_flag, &json_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return redis_rebalance(a); }
+    static auto run(const parsed_args& a, std::istream&) -> std::string {
+        return from_specs({a.value(slot_map_option.spec)}, [&] { return redis_rebalance(a); });
+    }
 };
 
 }  // namespace keyplace_cli

@@ -181,7 +181,8 @@ struct ring_entry {
     static constexpr std::string_view name = "ring";
     static constexpr std::string_view help = "a consistent hash ring (Karger et al.)";
     static constexpr number_option<std::uint32_t> vnodes{
-        {"vnodes", "V", "ring points per unit of weight"}, keyplace::ring_config{}.vnodes, 1};
+        {"vnodes", "V", "ring points per unit of weight"}, keyplace::ring_config{}.vnodes, 1,
+        static_cast<std::uint32_t>(keyplace::ring_max_points)};
     static constexpr auto options() { return std::tuple{&vnodes}; }
     static auto build(const parsed_args& a, const std::string& nodes) {
         keyplace::ring_config config;

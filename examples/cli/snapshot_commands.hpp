@@ -15,7 +15,6 @@
 #include <keyplace/transfer_plan.hpp>
 
 #include <cstdint>
-#include <fstream>
 #include <istream>
 #include <map>
 #include <memory>
@@ -61,11 +60,7 @@ inline constexpr number_option<std::size_t> max_ranges_option{
 
 /// A snapshot document read from a file: parsed strictly, its stated digests verified.
 inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const keyplace::snapshot> {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-        input_error("cannot read snapshot " + quote(path));
-    }
-    const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    const std::string text = read_file(path, "snapshot");
     keyplace::error_info err;
     auto s = keyplace::try_load_snapshot_json(text, err);
     if (!s) {
@@ -176,7 +171,7 @@ inline auto built_document(const parsed_args& a, keyplace::snapshot_description&
     keyplace::error_info err;
     const auto s = keyplace::snapshot::try_build(d, err);
     if (!s) {
-        input_error(err.message());
+        throw keyplace::error(err);  // bad input, or bad arguments when every SPEC was inline
     }
     return keyplace::write_snapshot_json(*s);
 }
@@ -418,7 +413,9 @@ struct snapshot_create_command {
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string {
         return with_strategy(a, strategy_options,
-                             [&]<class E>(std::type_identity<E>) { return snapshot_create<E>(a); });
+                             [&]<class E>(std::type_identity<E>) {
+                                 return from_specs({a.value(nodes_option.spec)}, [&] { return snapshot_create<E>(a); });
+                             });
     }
 };
 

@@ -9,15 +9,23 @@
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/compat/redis.hpp>
+#include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/token_allocation.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
+#include <cstdio>
+#include <initializer_list>
+#include <ios>
 #include <istream>
 #include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -25,35 +33,144 @@
 
 namespace keyplace_cli {
 
+/// The OS's reason for the last failed call ("Is a directory"), from errno.
+inline auto os_error() -> std::string {
+    return errno != 0 ? std::generic_category().message(errno) : "read error";
+}
+
+/// The bytes of the file at path, at most limit of them; what names the file in failures
+/// ("node file"), which give the path and the OS's reason. Reads at most limit + 1 bytes.
+inline auto read_file(const std::string& path, std::string_view what,
+                      std::size_t limit = std::numeric_limits<std::size_t>::max()) -> std::string {
+    const std::string name = std::string(what) + " " + quote(path);
+    errno = 0;
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!file) {
+        input_error("cannot read " + name + ": " + os_error());
+    }
+    std::string data;
+    char buf[1 << 16];
+    while (true) {
+        const std::size_t room = limit - data.size();
+        const std::size_t want = room < sizeof buf ? room + 1 : sizeof buf;
+        errno = 0;
+        const std::size_t got = std::fread(buf, 1, want, file.get());
+        if (got > room) {
+            input_error(name + " is larger than " + std::to_string(limit >> 20) + " MiB");
+        }
+        data.append(buf, got);
+        if (got < want) {
+            if (std::ferror(file.get()) != 0) {
+                input_error("cannot read " + name + ": " + os_error());
+            }
+            return data;
+        }
+    }
+}
+
+/// All of in (stdin); a failed read is an input failure with the OS's reason.
+inline auto read_stream(std::istream& in) -> std::string {
+    std::string data;
+    try {
+        data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure& e) {
+        input_error("cannot read stdin: " + e.code().message());
+    }
+    if (in.bad()) {
+        input_error("cannot read stdin");
+    }
+    return data;
+}
+
 /// Splits input into keys: the bytes between newlines. A final newline ends the last key
 /// (it does not start an empty one); empty input has no keys.
-inline auto read_keys(std::istream& in) -> std::vector<std::string> {
-    const std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+inline auto split_keys(std::string_view data) -> std::vector<std::string> {
     std::vector<std::string> keys;
     std::size_t start = 0;
     while (start < data.size()) {
         const std::size_t nl = data.find('\n', start);
         if (nl == std::string::npos) {
-            keys.push_back(data.substr(start));
+            keys.emplace_back(data.substr(start));
             break;
         }
-        keys.push_back(data.substr(start, nl - start));
+        keys.emplace_back(data.substr(start, nl - start));
         start = nl + 1;
     }
     return keys;
 }
 
+/// The keys of stdin.
+inline auto read_keys(std::istream& in) -> std::vector<std::string> {
+    return split_keys(read_stream(in));
+}
+
+// ---- the SPEC grammar: one rule for ids and locations in every strategy's entries ------------
+
+inline constexpr std::string_view node_form = "ID[=WEIGHT][@REGION[/ZONE[/RACK]]]";
+inline constexpr std::string_view token_form = "ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]]";
+inline constexpr std::string_view cassandra_form = "ID=TOKEN[;TOKEN...][@DC[/RACK]]";
+inline constexpr std::string_view redis_form = "ID=FIRST-LAST[;FIRST-LAST...], ID= or ID";
+
+/// Why name is not a node id (id) or location part, or nothing. Both are non-empty UTF-8
+/// without ',' '=' '@', spaces or control bytes, so every output line and JSON string holds
+/// them as given; an id is not only dots ("a,...,b" elides nodes, it does not name one).
+inline auto name_problem(std::string_view name, bool id) -> std::optional<std::string> {
+    if (name.empty()) {
+        return "is empty";
+    }
+    if (id && name.find_first_not_of('.') == std::string_view::npos) {
+        return quote(name) + " is only dots (list every node: 'a,...,b' is not a range)";
+    }
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == ',' || c == '=' || c == '@' || c == ' ' || u < 0x20 || u == 0x7f) {
+            return quote(name) + " contains " + quote(std::string_view(&c, 1));
+        }
+    }
+    if (const auto at = invalid_utf8_at(name)) {
+        return quote(name) + " is not UTF-8 (byte " + std::to_string(*at) + ")";
+    }
+    return std::nullopt;
+}
+
+/// Fails unless name is a valid id (what: "node id") or location part ("region"), naming the
+/// entry and the form expected.
+inline void check_name(std::string_view what, std::string_view name, bool id, std::string_view entry,
+                       const std::string& where, std::string_view form) {
+    if (const auto problem = name_problem(name, id)) {
+        const std::string in = entry == name ? "" : " in " + quote(entry);
+        input_error(where + ": " + std::string(what) + " " + *problem + in + " (expected " + std::string(form) + ")");
+    }
+}
+
+/// One level of a location: its name in messages and where it goes.
+struct location_level {
+    std::string_view name;
+    std::string* value;
+};
+
+/// Reads LOCATION (after '@': up to one part per level, '/'-separated, none empty) of node id.
+inline void parse_location(std::string_view loc, std::initializer_list<location_level> levels, std::string_view id,
+                           std::string_view entry, const std::string& where, std::string_view form) {
+    const auto parts = split(loc, '/');
+    if (parts.size() > levels.size()) {
+        std::string most;  // the form's location without brackets: "REGION/ZONE/RACK"
+        for (const char c : form.substr(form.find('@') + 1)) {
+            most += c == '[' || c == ']' ? "" : std::string(1, c);
+        }
+        input_error(where + ": location " + quote(loc) + " of node " + quote(id) + " has more than " + most);
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        check_name(levels.begin()[i].name, parts[i], false, entry, where, form);
+        *levels.begin()[i].value = std::string(parts[i]);
+    }
+}
+
 /// Parses one ID[=WEIGHT][@REGION[/ZONE[/RACK]]] entry; where names the entry in errors.
 inline auto parse_node(std::string_view entry, const std::string& where) -> keyplace::node {
     keyplace::node n;
-    std::string_view rest = entry;
-    std::string_view loc;
-    bool has_loc = false;
-    if (const auto at = rest.find('@'); at != std::string_view::npos) {
-        loc = rest.substr(at + 1);
-        rest = rest.substr(0, at);
-        has_loc = true;
-    }
+    const auto at = entry.find('@');
+    std::string_view rest = entry.substr(0, at);
     std::string_view weight;
     bool has_weight = false;
     if (const auto eq = rest.find('='); eq != std::string_view::npos) {
@@ -61,15 +178,7 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         rest = rest.substr(0, eq);
         has_weight = true;
     }
-    if (rest.empty()) {
-        input_error(where + ": node id is empty in " + quote(entry));
-    }
-    for (const char c : rest) {
-        if (c == ',' || c == '=' || c == '@' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
-            c == '\f') {
-            input_error(where + ": node id " + quote(rest) + " contains " + quote(std::string_view(&c, 1)));
-        }
-    }
+    check_name("node id", rest, true, entry, where, node_form);
     n.id = std::string(rest);
     if (has_weight) {
         // The number only; whether the strategy accepts it (finite, > 0, whole) is the library's call.
@@ -80,42 +189,58 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
         }
         n.weight = w;
     }
-    if (has_loc) {
-        const auto parts = split(loc, '/');
-        if (parts.size() > 3) {
-            input_error(where + ": location " + quote(loc) + " of node " + quote(rest) +
-                        " has more than REGION/ZONE/RACK");
-        }
-        std::string* fields[] = {&n.where.region, &n.where.zone, &n.where.rack};
-        for (std::size_t i = 0; i < parts.size(); ++i) {
-            *fields[i] = std::string(parts[i]);
-        }
+    if (at != std::string_view::npos) {
+        parse_location(entry.substr(at + 1),
+                       {{"region", &n.where.region}, {"zone", &n.where.zone}, {"rack", &n.where.rack}}, rest, entry,
+                       where, node_form);
     }
     return n;
 }
 
+/// The most a node file may hold.
+inline constexpr std::size_t node_file_limit = std::size_t{64} << 20;
+
+/// Whether SPEC names a node file (@PATH) rather than listing entries.
+inline auto is_node_file(std::string_view spec) -> bool {
+    return !spec.empty() && spec.front() == '@';
+}
+
+/// f(), which reads nothing but SPECs: what fails in it (a bad entry; a membership the library
+/// refuses, such as a duplicate id, a table smaller than the node count or more replicas than
+/// nodes) is an argument error (2) when every SPEC was inline, bad input (1) when one is a file.
+template <class F>
+auto from_specs(std::initializer_list<std::string_view> specs, F&& f) -> decltype(f()) {
+    const bool from_file = std::any_of(specs.begin(), specs.end(), is_node_file);
+    try {
+        return f();
+    } catch (const keyplace::error& e) {
+        throw cli_error(from_file ? exit_bad_input : exit_usage, e.what());
+    } catch (cli_error& e) {
+        if (!from_file && e.status == exit_bad_input) {
+            e.status = exit_usage;
+        }
+        throw;
+    }
+}
+
 /// Splits SPEC into entries and parses each with parse(entry, where): comma-separated
-/// entries, or @PATH to a file of one entry per line (blank and # lines skipped).
+/// entries, or @PATH to a file of one entry per line (blank and # lines skipped). A bad
+/// inline entry is an argument error (2), a bad line of a file bad input (1).
 template <class Parse>
 auto parse_entries(const std::string& spec, Parse&& parse) {
     std::vector<decltype(parse(std::string_view(), std::string()))> entries;
-    if (!spec.empty() && spec.front() == '@') {
+    if (is_node_file(spec)) {
         const std::string path = spec.substr(1);
-        std::ifstream file(path, std::ios::binary);
-        if (!file) {
-            input_error("cannot read node file " + quote(path));
-        }
-        std::string line;
-        std::size_t line_no = 0;
-        while (std::getline(file, line)) {
-            ++line_no;
-            std::string_view v = line;
+        const std::string data = read_file(path, "node file", node_file_limit);
+        const auto lines = split(data, '\n');
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            std::string_view v = lines[i];
             const auto first = v.find_first_not_of(" \t\r");
             if (first == std::string_view::npos || v[first] == '#') {
                 continue;
             }
             v = v.substr(first, v.find_last_not_of(" \t\r") - first + 1);
-            entries.push_back(parse(v, path + ":" + std::to_string(line_no)));
+            entries.push_back(parse(v, quote(path) + ":" + std::to_string(i + 1)));
         }
         if (entries.empty()) {
             input_error("node file " + quote(path) + " lists no nodes");
@@ -123,15 +248,20 @@ auto parse_entries(const std::string& spec, Parse&& parse) {
         return entries;
     }
     if (spec.empty()) {
-        input_error("--nodes: the node list is empty");
+        usage_error("--nodes: the node list is empty");
     }
     const auto parts = split(spec, ',');
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        const std::string where = "--nodes entry " + std::to_string(i + 1);
-        if (parts[i].empty()) {
-            input_error(where + " is empty");
+    try {
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            const std::string where = "--nodes entry " + std::to_string(i + 1);
+            if (parts[i].empty()) {
+                input_error(where + " is empty");
+            }
+            entries.push_back(parse(parts[i], where));
         }
-        entries.push_back(parse(parts[i], where));
+    } catch (cli_error& e) {
+        e.status = exit_usage;  // the entry is an argument
+        throw;
     }
     return entries;
 }
@@ -154,32 +284,45 @@ inline auto ketama_servers(const std::string& spec) -> std::vector<keyplace::com
     return servers;
 }
 
+/// An ID=TOKEN[;TOKEN...][@LOCATION] entry in parts: the id (checked), each token's text and
+/// the location, if given.
+struct token_entry {
+    std::string_view id;
+    std::vector<std::string_view> tokens;
+    std::optional<std::string_view> location;
+};
+
+inline auto split_token_entry(std::string_view entry, const std::string& where, std::string_view form)
+    -> token_entry {
+    const auto at = entry.find('@');
+    const auto head = entry.substr(0, at);
+    const auto eq = head.find('=');
+    if (eq == std::string_view::npos) {
+        input_error(where + ": " + quote(entry) + " has no tokens (expected " + std::string(form) + ")");
+    }
+    token_entry t{head.substr(0, eq), split(head.substr(eq + 1), ';'), std::nullopt};
+    check_name("node id", t.id, true, entry, where, form);
+    if (at != std::string_view::npos) {
+        t.location = entry.substr(at + 1);
+    }
+    return t;
+}
+
 /// Parses one Cassandra entry ID=TOKEN[;TOKEN...][@DC[/RACK]] (signed decimal tokens; DC and
 /// RACK default to SimpleSnitch's datacenter1 and rack1).
 inline auto parse_cassandra_node(std::string_view entry, const std::string& where)
     -> keyplace::compat::cassandra_endpoint {
+    const auto t = split_token_entry(entry, where, cassandra_form);
     keyplace::compat::cassandra_endpoint e;
-    std::string_view rest = entry;
-    if (const auto at = rest.find('@'); at != std::string_view::npos) {
-        const auto loc = split(rest.substr(at + 1), '/');
-        if (loc.size() > 2 || loc[0].empty() || (loc.size() == 2 && loc[1].empty())) {
-            input_error(where + ": location " + quote(rest.substr(at + 1)) + " is not DC or DC/RACK");
-        }
-        e.dc = std::string(loc[0]);
-        if (loc.size() == 2) {
-            e.rack = std::string(loc[1]);
-        }
-        rest = rest.substr(0, at);
+    e.id = std::string(t.id);
+    if (t.location) {
+        parse_location(*t.location, {{"datacenter", &e.dc}, {"rack", &e.rack}}, t.id, entry, where, cassandra_form);
     }
-    const auto eq = rest.find('=');
-    if (eq == std::string_view::npos) {
-        input_error(where + ": " + quote(entry) + " has no tokens (ID=TOKEN;TOKEN...@DC/RACK)");
-    }
-    e.id = std::string(rest.substr(0, eq));
-    for (const auto t : split(rest.substr(eq + 1), ';')) {
-        const auto token = parse_signed(t);
+    for (const auto text : t.tokens) {
+        const auto token = parse_signed(text);
         if (!token) {
-            input_error(where + ": token " + quote(t) + " of node " + quote(e.id) + " is not a signed 64-bit integer");
+            input_error(where + ": token " + quote(text) + " of node " + quote(e.id) +
+                        " is not a signed 64-bit integer");
         }
         e.tokens.push_back(*token);
     }
@@ -187,23 +330,20 @@ inline auto parse_cassandra_node(std::string_view entry, const std::string& wher
 }
 
 /// Parses one chosen-token entry ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]] (unsigned decimal
-/// tokens): the id and location as parse_node reads them.
+/// tokens).
 inline auto parse_token_node(std::string_view entry, const std::string& where) -> keyplace::token_holder {
-    const auto at = entry.find('@');
-    const auto head = entry.substr(0, at);
-    const auto eq = head.find('=');
-    if (eq == std::string_view::npos) {
-        input_error(where + ": " + quote(entry) + " has no tokens (ID=TOKEN;TOKEN...)");
+    const auto t = split_token_entry(entry, where, token_form);
+    keyplace::token_holder h;
+    h.member.id = std::string(t.id);
+    if (t.location) {
+        auto& w = h.member.where;
+        parse_location(*t.location, {{"region", &w.region}, {"zone", &w.zone}, {"rack", &w.rack}}, t.id, entry, where,
+                       token_form);
     }
-    std::string plain(head.substr(0, eq));
-    if (at != std::string_view::npos) {
-        plain += entry.substr(at);
-    }
-    keyplace::token_holder h{parse_node(plain, where), {}};
-    for (const auto t : split(head.substr(eq + 1), ';')) {
-        const auto token = parse_unsigned<std::uint64_t>(t);
+    for (const auto text : t.tokens) {
+        const auto token = parse_unsigned<std::uint64_t>(text);
         if (!token) {
-            input_error(where + ": token " + quote(t) + " of node " + quote(h.member.id) +
+            input_error(where + ": token " + quote(text) + " of node " + quote(h.member.id) +
                         " is not an unsigned decimal 64-bit integer");
         }
         h.tokens.push_back(*token);
@@ -228,6 +368,7 @@ inline auto parse_redis_spec(const std::string& spec) -> redis_spec {
     const auto entries = parse_entries(spec, [](std::string_view text, const std::string& where) {
         entry r;
         const auto eq = text.find('=');
+        check_name("node id", text.substr(0, eq), true, text, where, redis_form);
         r.node.id = std::string(text.substr(0, eq));
         if (eq == std::string_view::npos) {
             return r;
