@@ -14,6 +14,7 @@ namespace keyplace_cli {
 // ---- command options ------------------------------------------------------------------------
 
 inline constexpr plain_option json_flag{{"json", "", "print one JSON object instead of text"}};
+inline constexpr plain_option quiet_flag{{"quiet", "", "no progress on stderr (shown after a second on a terminal)"}};
 inline constexpr plain_option nodes_option{{"nodes", "SPEC", "the members (SPEC below)", true}};
 inline constexpr plain_option prehashed_flag{
     {"prehashed", "", "each line is an unsigned decimal 64-bit point, used as is"}};
@@ -31,7 +32,12 @@ inline constexpr plain_option key_file_option{
      "measure over these keys, one per line (default: over the hash space, exact where the "
      "strategy allows, else over fixed points)"}};
 inline constexpr number_option<std::size_t> key_count_option{
-    {"keys", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1};
+    {"key-count", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1};
+// --keys is a key file in every command; stats measures the load over it instead of key-N.
+inline constexpr plain_option stats_key_file_option{
+    {"keys", "FILE", "place these keys, one per line, instead of --key-count's"}};
+inline constexpr plain_option prehashed_keys_flag{
+    {"prehashed", "", "--keys FILE's lines are points, as locate --prehashed reads them"}};
 inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
                                                                "hash function"};
 
