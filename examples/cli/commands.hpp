@@ -594,14 +594,33 @@ inline auto subcommands_of(std::string_view first) -> std::string_view {
     return "";
 }
 
+/// keyplace-cli FAMILY --help ("snapshot --help"): the synopsis and help of each subcommand.
+inline auto family_help(std::string_view family) -> std::string {
+    std::string out = "usage: keyplace-cli " + std::string(family) + " SUBCOMMAND [OPTIONS]\n\nsubcommands:\n";
+    for_each_entry(commands{}, [&]<class C>(std::type_identity<C>) {
+        if (C::name.substr(0, family.size() + 1) == std::string(family) + " ") {
+            out += "  " + command_synopsis<C>().substr(command_synopsis<C>().find(' ') + 1) + "\n      " +
+                   std::string(C::help) + "\n";
+        }
+    });
+    return out + "\nkeyplace-cli " + std::string(family) + " SUBCOMMAND --help: a subcommand's options.\n";
+}
+
 /// What a command line prints on success; throws on any failure.
 inline auto execute(std::span<const std::string_view> args, std::istream& in, live_streams live = {})
     -> std::string {
     if (args.empty()) {
-        usage_error("no command given");
+        usage_error("no command given; try 'keyplace-cli --help'");
     }
+    const auto is_help = [](std::string_view arg) { return arg == "--help" || arg == "-h"; };
     const std::string_view first = args.front();
-    if (first == "--help" || first == "-h" || first == "help") {
+    if (is_help(first) || first == "help") {
+        // "help COMMAND [SUBCOMMAND]" is "COMMAND [SUBCOMMAND] --help".
+        if (first == "help" && args.size() > 1) {
+            std::vector<std::string_view> asked(args.begin() + 1, args.end());
+            asked.emplace_back("--help");
+            return execute(asked, in, live);
+        }
         return usage();
     }
     if (first == "--version") {
@@ -614,7 +633,10 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
     std::string name(first);
     std::size_t words = 1;
     if (const auto subcommands = subcommands_of(first); !subcommands.empty()) {  // also one argument
-        if (args.size() < 2 || args[1].substr(0, 2) == "--") {
+        if (args.size() < 2 || args[1].substr(0, 2) == "--" || is_help(args[1])) {
+            if (std::any_of(args.begin(), args.end(), is_help)) {
+                return family_help(first);
+            }
             usage_error(std::string(first) + " needs a subcommand: " + std::string(subcommands));
         }
         name += " " + std::string(args[1]);
@@ -625,12 +647,13 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
         for_each_in(C::options(), [&](const auto& o) { known.push_back(o.spec); });
         const auto strategy = all_strategy_options(C::strategy_options);
         known.insert(known.end(), strategy.begin(), strategy.end());
+        // --help anywhere after the command wins over everything else on the line.
+        if (std::any_of(args.begin() + static_cast<std::ptrdiff_t>(words), args.end(), is_help)) {
+            return command_help<C>();
+        }
         std::vector<std::string> storage;
         const auto rest = with_positionals<C>(args.subspan(words), storage);
         const parsed_args a(rest, known);
-        if (a.help()) {
-            return command_help<C>();
-        }
         if constexpr (requires { &C::run_live; }) {
             if (live.out != nullptr && live.err != nullptr) {
                 return C::run_live(a, in, live);
