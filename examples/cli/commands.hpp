@@ -23,6 +23,7 @@
 #endif
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <fstream>
@@ -90,11 +91,6 @@ auto input_points(const Keys& keys, bool prehashed, std::string_view source = "s
         points[i] = *p;
     }
     return points;
-}
-
-/// How a command shows progress: as run() was told, unless --quiet.
-inline auto progress_mode_of(const parsed_args& a, const live_streams& io) -> progress_mode {
-    return a.has(quiet_flag.spec) ? progress_mode::off : io.stream.progress;
 }
 
 /// The replica policy of --replicas, --spread and --on-shortfall, if --replicas was given.
@@ -380,7 +376,7 @@ struct locate_command {
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
 #if KEYPLACE_CLI_SNAPSHOTS
         if (a.has(snapshot_option.spec)) {
-            return locate_snapshot(a, in);
+            return locate_snapshot(a, in, io);
         }
         if (a.has(write_set_flag.spec)) {
             usage_error("--write-set needs --snapshot");

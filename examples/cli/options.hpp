@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "registry.hpp"
+#include "stream.hpp"
 
 #include <keyplace/replicas.hpp>
 
@@ -40,6 +41,11 @@ inline constexpr plain_option prehashed_keys_flag{
     {"prehashed", "", "--keys FILE's lines are points, as locate --prehashed reads them"}};
 inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
                                                                "hash function"};
+
+/// How a command shows progress: as run() was told, unless --quiet.
+inline auto progress_mode_of(const parsed_args& a, const live_streams& io) -> progress_mode {
+    return a.has(quiet_flag.spec) ? progress_mode::off : io.stream.progress;
+}
 
 }  // namespace keyplace_cli
 
