@@ -1132,3 +1132,30 @@ TEST_CASE("cli: diff --json carries moved/minimum", "[cli]") {
     CHECK_THAT(run_cli({"diff", "--strategy", "ring", "--before", "a,b", "--after", "a,b", "--json"}).out,
                Catch::Matchers::Contains("\"minimum\":0,\"moved_over_minimum\":1,"));
 }
+
+#if KEYPLACE_CLI_SNAPSHOTS
+TEST_CASE("cli: locate --snapshot streams as locate does", "[cli][stream][snapshot]") {
+    const auto doc = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c,d", "--cluster", "eu",
+                              "--epoch", "2", "--states", "d=joining"});
+    REQUIRE(doc.status == 0);
+    const auto path = temp_file("keyplace_cli_stream_snapshot.json", doc.out);
+    const std::string keys = numbered_keys(100);
+    for (const auto& extra : {std::vector<std::string_view>{}, {"--write-set"}, {"--json"}, {"--write-set", "--json"}}) {
+        std::vector<std::string_view> args{"locate", "--snapshot", path};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::istringstream in1(keys);
+        std::istringstream in2(keys);
+        std::ostringstream whole;
+        std::ostringstream streamed;
+        std::ostringstream err;
+        CHECK(keyplace_cli::run(args, in1, whole, err) == 0);
+        CHECK(keyplace_cli::run(args, in2, streamed, err, tiny) == 0);
+        CHECK(err.str().empty());
+        CHECK(streamed.str() == whole.str());
+        const std::string text = whole.str();
+        CHECK(std::count(text.begin(), text.end(), '\n') == (extra.empty() || extra.back() != "--json" ? 100 : 1));
+    }
+    CHECK(run_cli({"locate", "--snapshot", path, "--json"}, "").out == "{\"owners\":[],\"epoch\":2}\n");
+    std::filesystem::remove(path);
+}
+#endif
