@@ -873,6 +873,21 @@ auto run_streamed(std::initializer_list<std::string_view> args, const std::strin
 // Tiny blocks and a tiny memory limit: every few lines a block, the output in a temporary file.
 constexpr keyplace_cli::stream_options tiny{keyplace_cli::progress_mode::off, 3, 16};
 
+// What args print on input, checked to be the same whole and with the tiny knobs; its lines.
+auto streamed_same(const std::vector<std::string_view>& args, const std::string& input) -> std::size_t {
+    std::istringstream in1(input);
+    std::istringstream in2(input);
+    std::ostringstream whole;
+    std::ostringstream streamed;
+    std::ostringstream err;
+    CHECK(keyplace_cli::run(args, in1, whole, err) == 0);
+    CHECK(keyplace_cli::run(args, in2, streamed, err, tiny) == 0);
+    CHECK(err.str().empty());
+    const std::string text = whole.str();
+    CHECK(streamed.str() == text);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
 auto numbered_keys(std::size_t n) -> std::string {
     std::string keys;
     for (std::size_t i = 0; i < n; ++i) {
@@ -900,17 +915,7 @@ TEST_CASE("cli: hash and locate stream in blocks through a temporary file with t
     };
     for (const auto& [args, input] : lines) {
         INFO(args.front() << " " << args.back());
-        std::istringstream in1(*input);
-        std::istringstream in2(*input);
-        std::ostringstream whole;
-        std::ostringstream streamed;
-        std::ostringstream err;
-        CHECK(keyplace_cli::run(args, in1, whole, err) == 0);
-        CHECK(keyplace_cli::run(args, in2, streamed, err, tiny) == 0);
-        CHECK(err.str().empty());
-        const std::string text = whole.str();
-        CHECK(streamed.str() == text);
-        CHECK(std::count(text.begin(), text.end(), '\n') == (args.back() == "--json" ? 1 : 200));
+        CHECK(streamed_same(args, *input) == (args.back() == "--json" ? 1u : 200u));
     }
     // Against the library, past the default block of 65536 lines, and without a final newline.
     std::string many;
@@ -1143,17 +1148,7 @@ TEST_CASE("cli: locate --snapshot streams as locate does", "[cli][stream][snapsh
     for (const auto& extra : {std::vector<std::string_view>{}, {"--write-set"}, {"--json"}, {"--write-set", "--json"}}) {
         std::vector<std::string_view> args{"locate", "--snapshot", path};
         args.insert(args.end(), extra.begin(), extra.end());
-        std::istringstream in1(keys);
-        std::istringstream in2(keys);
-        std::ostringstream whole;
-        std::ostringstream streamed;
-        std::ostringstream err;
-        CHECK(keyplace_cli::run(args, in1, whole, err) == 0);
-        CHECK(keyplace_cli::run(args, in2, streamed, err, tiny) == 0);
-        CHECK(err.str().empty());
-        CHECK(streamed.str() == whole.str());
-        const std::string text = whole.str();
-        CHECK(std::count(text.begin(), text.end(), '\n') == (extra.empty() || extra.back() != "--json" ? 100 : 1));
+        CHECK(streamed_same(args, keys) == (extra.empty() || extra.back() != "--json" ? 100u : 1u));
     }
     CHECK(run_cli({"locate", "--snapshot", path, "--json"}, "").out == "{\"owners\":[],\"epoch\":2}\n");
     std::filesystem::remove(path);
