@@ -191,11 +191,11 @@ TEST_CASE("cli: diff reports movement against the minimum", "[cli]") {
 }
 
 TEST_CASE("cli: stats reports shares and load", "[cli]") {
-    const auto r = run_cli({"stats", "--strategy", "maglev", "--nodes", "a,b=2,c", "--table-size", "101", "--keys", "1000", "--json"});
+    const auto r = run_cli({"stats", "--strategy", "maglev", "--nodes", "a,b=2,c", "--table-size", "101", "--key-count", "1000", "--json"});
     REQUIRE(r.status == 0);
     CHECK_THAT(r.out, Catch::Matchers::Contains("\"share_method\":\"exact\""));
     CHECK_THAT(r.out, Catch::Matchers::Contains("\"keys\":1000,"));
-    const auto text = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b", "--keys", "10"});
+    const auto text = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b", "--key-count", "10"});
     CHECK_THAT(text.out, Catch::Matchers::Contains("max/mean"));
     const auto rdv = run_cli({"stats", "--strategy", "rendezvous", "--nodes", "a,b"});
     CHECK_THAT(rdv.out, Catch::Matchers::Contains("share: sampled (within 0.4"));
@@ -219,8 +219,8 @@ TEST_CASE("cli: diff and stats reject bad input with one line", "[cli][errors]")
     expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + bad}), 1,
                    bad + "':2: weight 'oops'");
     std::filesystem::remove(bad);
-    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "0"}), 2,
-                   "--keys '0' is not an integer from 1 to 100000000");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--key-count", "0"}), 2,
+                   "--key-count '0' is not an integer from 1 to 100000000");
     expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a,a"}), 2, "'a' appears more than once");
 }
 
@@ -583,8 +583,8 @@ TEST_CASE("cli: a failed write and anything thrown are failures with one line", 
     CHECK(keyplace_cli::run(args, in, out, err) == 1);
     CHECK(err.str() == "keyplace-cli: cannot write the output\n");
     // More keys than a vector can hold: refused before anything is allocated.
-    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "18446744073709551615"}), 2,
-                   "--keys");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--key-count", "18446744073709551615"}), 2,
+                   "--key-count");
 }
 
 namespace {
@@ -692,7 +692,7 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
             CHECK((id == "a" || id == "b" || id == "c"));
         }
         CHECK(count == 4);
-        const auto stats = run_cli({"stats", "--strategy", E::name, "--nodes", spec, "--keys", "300"});
+        const auto stats = run_cli({"stats", "--strategy", E::name, "--nodes", spec, "--key-count", "300"});
         CHECK(stats.status == 0);
         CHECK(stats.out.rfind("strategy " + std::string(E::name) + ": 3 nodes", 0) == 0);
         const auto diff = run_cli({"diff", "--strategy", E::name, "--before", spec, "--after", spec, "--json"});
@@ -878,8 +878,8 @@ struct unreadable_buf : std::streambuf {
 TEST_CASE("cli: huge key counts are refused up front, unreadable input names the OS's reason",
           "[cli][errors]") {
     for (const char* n : {"18446744073709551615", "1000000000000", "100000001"}) {
-        expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", n}), 2,
-                       "--keys '" + std::string(n) + "' is not an integer from 1 to 100000000");
+        expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--key-count", n}), 2,
+                       "--key-count '" + std::string(n) + "' is not an integer from 1 to 100000000");
     }
     const auto dir = std::filesystem::temp_directory_path().string();
     expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", dir}), 1,
@@ -1029,3 +1029,302 @@ TEST_CASE("cli: argument errors exit 2, bad data from files and stdin 1", "[cli]
     // Bad stdin lines stay bad input.
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed"}, "x\n"), 1, "stdin line 1");
 }
+// ---- streaming, progress and the CLI's conventions (issue 18) ----------------------------------
+
+namespace {
+
+// run_cli with the streaming knobs turned down (or progress on).
+auto run_streamed(std::initializer_list<std::string_view> args, const std::string& input,
+                  const keyplace_cli::stream_options& options) -> result {
+    std::istringstream in(input);
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<std::string_view> v(args);
+    const int status = keyplace_cli::run(v, in, out, err, options);
+    return {status, out.str(), err.str()};
+}
+
+// Tiny blocks and a tiny memory limit: every few lines a block, the output in a temporary file.
+constexpr keyplace_cli::stream_options tiny{keyplace_cli::progress_mode::off, 3, 16};
+
+// What args print on input, checked to be the same whole and with the tiny knobs; its lines.
+auto streamed_same(const std::vector<std::string_view>& args, const std::string& input) -> std::size_t {
+    std::istringstream in1(input);
+    std::istringstream in2(input);
+    std::ostringstream whole;
+    std::ostringstream streamed;
+    std::ostringstream err;
+    CHECK(keyplace_cli::run(args, in1, whole, err) == 0);
+    CHECK(keyplace_cli::run(args, in2, streamed, err, tiny) == 0);
+    CHECK(err.str().empty());
+    const std::string text = whole.str();
+    CHECK(streamed.str() == text);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+auto numbered_keys(std::size_t n) -> std::string {
+    std::string keys;
+    for (std::size_t i = 0; i < n; ++i) {
+        keys += i % 7 == 3 ? "\n" : "user:" + std::to_string(i) + "\n";  // empty keys among them
+    }
+    return keys;
+}
+
+}  // namespace
+
+TEST_CASE("cli: hash and locate stream in blocks through a temporary file with the same output", "[cli][stream]") {
+    const std::string keys = numbered_keys(200);
+    std::string points;
+    for (std::size_t i = 0; i < 200; ++i) {
+        points += std::to_string(i * 92233720368547758ULL) + "\n";
+    }
+    const std::vector<std::pair<std::vector<std::string_view>, const std::string*>> lines{
+        {{"hash", "--function", "xxh3"}, &keys},
+        {{"hash", "--function", "murmur3-cassandra", "--json"}, &keys},
+        {{"locate", "--strategy", "ring", "--nodes", "a,b=2,c"}, &keys},
+        {{"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--json"}, &keys},
+        {{"locate", "--strategy", "ring", "--nodes", "a@x,b@y,c@z", "--replicas", "2", "--spread", "region"}, &keys},
+        {{"locate", "--strategy", "rendezvous", "--nodes", "a,b,c", "--replicas", "3", "--json"}, &keys},
+        {{"locate", "--strategy", "jump", "--nodes", "a,b,c", "--prehashed"}, &points},
+    };
+    for (const auto& [args, input] : lines) {
+        INFO(args.front() << " " << args.back());
+        CHECK(streamed_same(args, *input) == (args.back() == "--json" ? 1u : 200u));
+    }
+    // Against the library, past the default block of 65536 lines, and without a final newline.
+    std::string many;
+    std::string expected;
+    for (std::size_t i = 0; i < 70'000; ++i) {
+        const std::string key = "k" + std::to_string(i);
+        many += key + (i + 1 < 70'000 ? "\n" : "");
+        expected += keyplace_cli::hex64(keyplace::xxh3{}(key)) + "\n";
+    }
+    const auto r = run_cli({"hash", "--function", "xxh3"}, many);
+    CHECK(r.status == 0);
+    CHECK(r.out == expected);
+    const auto json = run_streamed({"hash", "--function", "xxh3", "--json"}, "a\nb", tiny);
+    CHECK(json.out == "{\"function\":\"xxh3\",\"digests\":[\"" + keyplace_cli::hex64(keyplace::xxh3{}("a")) + "\",\"" +
+                          keyplace_cli::hex64(keyplace::xxh3{}("b")) + "\"]}\n");
+    CHECK(run_streamed({"locate", "--strategy", "ring", "--nodes", "a", "--json"}, "", tiny).out == "{\"owners\":[]}\n");
+    CHECK(run_streamed({"hash", "--function", "xxh3"}, "", tiny).out.empty());
+    CHECK(run_streamed({"hash", "--function", "xxh3"}, "\n\n", tiny).out == "2d06800538d394c2\n2d06800538d394c2\n");
+}
+
+TEST_CASE("cli: a bad line in a late block leaves stdout empty", "[cli][stream][errors]") {
+    std::string input;
+    for (int i = 1; i < 95; ++i) {
+        input += std::to_string(i) + "\n";
+    }
+    input += "x95\n96\n";
+    for (const auto& options : {tiny, keyplace_cli::stream_options{}}) {
+        expect_failure(run_streamed({"locate", "--strategy", "ring", "--nodes", "a,b", "--prehashed"}, input, options), 1,
+                       "stdin line 95: 'x95' is not an unsigned decimal 64-bit point");
+        expect_failure(run_streamed({"locate", "--strategy", "cassandra", "--nodes", "a=0", "--prehashed", "--json"},
+                                    input, options),
+                       1, "stdin line 95: 'x95' is not a signed decimal 64-bit token");
+    }
+    // The output cannot be held: a failure, and still nothing on stdout.
+    const char* old = std::getenv("TMPDIR");
+    const std::string saved = old != nullptr ? old : "";
+    ::setenv("TMPDIR", "/nonexistent/keyplace-tmp", 1);
+    expect_failure(run_streamed({"hash", "--function", "xxh3"}, numbered_keys(50), tiny), 1,
+                   "cannot create a temporary file for the output");
+    if (old != nullptr) {
+        ::setenv("TMPDIR", saved.c_str(), 1);
+    } else {
+        ::unsetenv("TMPDIR");
+    }
+    // A read error on stdin is an input failure.
+    std::istringstream broken("a\nb\n");
+    broken.setstate(std::ios::badbit);
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<std::string_view> args{"hash", "--function", "xxh3"};
+    CHECK(keyplace_cli::run(args, broken, out, err) == 1);
+    CHECK(out.str().empty());
+    CHECK(err.str() == "keyplace-cli: cannot read stdin\n");
+}
+
+TEST_CASE("cli: progress goes to stderr only, and not at all with --quiet", "[cli][progress]") {
+    using keyplace_cli::progress_mode;
+    const keyplace_cli::stream_options lines{progress_mode::lines, 10, 1 << 22};
+    const std::string keys = numbered_keys(25);
+    const std::string ten = "n0,n1,n2,n3,n4,n5,n6,n7,n8,n9";
+    const std::string eleven = ten + ",n10";
+    struct command {
+        std::vector<std::string_view> args;
+        std::string input;
+        std::string shown;
+    };
+    const std::vector<command> commands{
+        {{"hash", "--function", "xxh3"}, keys, "keyplace-cli: hash, 20 keys\n"},
+        {{"locate", "--strategy", "ring", "--nodes", ten}, keys, "keyplace-cli: locate, 25 keys\n"},
+        {{"diff", "--strategy", "ring", "--before", ten, "--after", eleven}, "",
+         "keyplace-cli: diff: building --before\n"},
+        {{"stats", "--strategy", "ring", "--nodes", ten, "--key-count", "25"}, "", "keyplace-cli: stats: hashing the keys, 20 keys\n"},
+    };
+    for (const auto& c : commands) {
+        INFO(c.args.front());
+        const auto run_with = [&](std::vector<std::string_view> args, const keyplace_cli::stream_options& o) {
+            std::istringstream in(c.input);
+            std::ostringstream out;
+            std::ostringstream err;
+            const int status = keyplace_cli::run(args, in, out, err, o);
+            return result{status, out.str(), err.str()};
+        };
+        const auto plain = run_with(c.args, {});
+        const auto shown = run_with(c.args, lines);
+        auto quiet_args = c.args;
+        quiet_args.emplace_back("--quiet");
+        const auto quiet = run_with(quiet_args, lines);
+        REQUIRE(plain.status == 0);
+        CHECK(plain.err.empty());
+        CHECK(shown.status == 0);
+        CHECK(shown.out == plain.out);
+        CHECK_THAT(shown.err, Catch::Matchers::Contains(c.shown));
+        CHECK_THAT(shown.err, Catch::Matchers::Contains("keyplace-cli: " + std::string(c.args.front()) + ": done in "));
+        CHECK(quiet.status == 0);
+        CHECK(quiet.out == plain.out);
+        CHECK(quiet.err.empty());
+        // The terminal form: quiet for about a second, so a quick command shows nothing, or
+        // (on a slow machine) a status line it erases.
+        const auto terminal = run_with(c.args, {progress_mode::terminal});
+        CHECK(terminal.out == plain.out);
+        CHECK((terminal.err.empty() || terminal.err.ends_with("\r\x1b[K")));
+    }
+    // A failure after progress: its line is the last on stderr, and stdout stays empty.
+    const auto bad = run_streamed({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed"}, "1\n2\nx\n", lines);
+    CHECK(bad.status == 1);
+    CHECK(bad.out.empty());
+    CHECK_THAT(bad.err, Catch::Matchers::EndsWith("keyplace-cli: stdin line 3: 'x' is not an unsigned decimal 64-bit point\n"));
+}
+
+TEST_CASE("cli: --help after any command, help COMMAND, and a hint without a command", "[cli]") {
+    expect_failure(run_cli({}), 2, "no command given; try 'keyplace-cli --help'");
+    const auto help = run_cli({"locate", "--help"});
+    REQUIRE(help.status == 0);
+    // Whatever else is on the line, even what would be an error.
+    for (const auto& args : std::vector<std::vector<std::string_view>>{
+             {"locate", "--strategy", "ring", "--help"},
+             {"locate", "--bogus", "--help"},
+             {"locate", "--strategy", "nope", "-h"},
+             {"locate", "stray", "--help"},
+             {"help", "locate"}}) {
+        std::istringstream in;
+        std::ostringstream out;
+        std::ostringstream err;
+        CHECK(keyplace_cli::run(args, in, out, err) == 0);
+        CHECK(out.str() == help.out);
+        CHECK(err.str().empty());
+    }
+    CHECK(run_cli({"help"}).out == run_cli({"--help"}).out);
+    // A two-word family lists its subcommands; each subcommand has its own help.
+    const auto redis = run_cli({"redis", "--help"});
+    CHECK(redis.status == 0);
+    CHECK_THAT(redis.out, Catch::Matchers::Contains("  redis create "));
+    CHECK_THAT(redis.out, Catch::Matchers::Contains("  redis rebalance "));
+    CHECK(run_cli({"help", "redis", "create"}).out == run_cli({"redis", "create", "--help"}).out);
+    CHECK(run_cli({"redis", "create", "--nodes", "--help"}).out == run_cli({"redis", "create", "--help"}).out);
+    expect_failure(run_cli({"redis"}), 2, "redis needs a subcommand: create or rebalance");
+    expect_failure(run_cli({"help", "place"}), 2, "unknown command 'place'");
+}
+
+TEST_CASE("cli: --keys is a key file in every command, --key-count a count", "[cli]") {
+    const auto keys = temp_file("keyplace_cli_stats_keys.txt", "user:1\nuser:2\nuser:3\n\n");
+    const auto located = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c"}, "user:1\nuser:2\nuser:3\n\n");
+    const auto r = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b,c", "--keys", keys, "--json"});
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Matchers::Contains("\"keys\":4,\"basis\":\"4 keys from '" + keys + "'\""));
+    // The load is over the file's keys: each node holds as many as locate sends it.
+    for (const std::string id : {"a", "b", "c"}) {
+        const auto n = std::count(located.out.begin(), located.out.end(), id[0]);
+        CHECK_THAT(r.out, Catch::Matchers::Contains("{\"id\":\"" + id + "\",\"weight\":1,") &&
+                              Catch::Matchers::Contains("\"keys\":" + std::to_string(n) + "}"));
+    }
+    const auto text = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b,c", "--keys", keys});
+    CHECK_THAT(text.out, Catch::Matchers::StartsWith("strategy ring: 3 nodes; share: exact; keys: 4 keys from '" + keys + "'\n"));
+    CHECK_THAT(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--key-count", "5"}).out,
+               Catch::Matchers::Contains("keys: \"key-0\" ... \"key-4\"\n"));
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", keys, "--key-count", "5"}), 2,
+                   "--keys FILE and --key-count N exclude each other");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "1000"}), 1,
+                   "cannot read key file '1000': No such file or directory (a count is --key-count N)");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--key-count", "5"}), 2,
+                   "unknown option '--key-count'");
+    CHECK_THAT(run_cli({"stats", "--help"}).out, Catch::Matchers::Contains("--keys FILE") &&
+                                                    Catch::Matchers::Contains("--key-count N"));
+    std::filesystem::remove(keys);
+}
+
+TEST_CASE("cli: diff and stats --prehashed read --keys FILE as points", "[cli]") {
+    std::string lines;
+    for (std::uint64_t i = 0; i < 500; ++i) {
+        lines += std::to_string(i * 36893488147419103ULL) + "\n";
+    }
+    const auto points = temp_file("keyplace_cli_points.txt", lines);
+    const auto before = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c", "--prehashed"}, lines);
+    const auto after = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c,d", "--prehashed"}, lines);
+    REQUIRE(before.status == 0);
+    std::istringstream b(before.out);
+    std::istringstream a(after.out);
+    std::size_t moved = 0;
+    for (std::string x, y; std::getline(b, x) && std::getline(a, y);) {
+        moved += x != y ? 1 : 0;
+    }
+    const auto diff = run_cli({"diff", "--strategy", "ring", "--before", "a,b,c", "--after", "a,b,c,d", "--keys", points,
+                               "--prehashed", "--json"});
+    REQUIRE(diff.status == 0);
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("\"keys\":500,\"moved\":" +
+                                                   keyplace_cli::json_number(static_cast<double>(moved) / 500) + ","));
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("\"basis\":\"500 points from '"));
+    const auto stats = run_cli({"stats", "--strategy", "ring", "--nodes", "a,b,c", "--keys", points, "--prehashed", "--json"});
+    REQUIRE(stats.status == 0);
+    const auto n = std::count(before.out.begin(), before.out.end(), 'a');
+    CHECK_THAT(stats.out, Catch::Matchers::Contains("{\"id\":\"a\",\"weight\":1,"));
+    CHECK_THAT(stats.out, Catch::Matchers::Contains(",\"keys\":" + std::to_string(n) + "}"));
+    // Without a key file there are no lines to read as points; a bad point names its line.
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--prehashed"}), 2,
+                   "--prehashed needs --keys FILE");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--prehashed"}), 2,
+                   "--prehashed needs --keys FILE");
+    const auto bad = temp_file("keyplace_cli_bad_points.txt", "1\n2\nthree\n");
+    expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", bad, "--prehashed"}), 1,
+                   "key file '" + bad + "' line 3: 'three' is not an unsigned decimal 64-bit point");
+    std::filesystem::remove(points);
+    std::filesystem::remove(bad);
+}
+
+TEST_CASE("cli: diff --json carries moved/minimum", "[cli]") {
+    const auto ring = run_cli({"diff", "--strategy", "ring", "--before", "a,b,c", "--after", "a,b,c,d", "--json"});
+    REQUIRE(ring.status == 0);
+    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--before", "a,b,c", "--after", "a,b,c,d", "--json"});
+    const auto field = [](const std::string& json, const std::string& name) {
+        const auto at = json.find("\"" + name + "\":");
+        REQUIRE(at != std::string::npos);
+        return std::stod(json.substr(at + name.size() + 3));
+    };
+    for (const auto* out : {&ring.out, &modulo.out}) {
+        CHECK(field(*out, "moved_over_minimum") == Approx(field(*out, "moved") / field(*out, "minimum")));
+    }
+    CHECK(field(modulo.out, "moved_over_minimum") > 2);
+    // Nothing moved and nothing had to: 1, as the text says.
+    CHECK_THAT(run_cli({"diff", "--strategy", "ring", "--before", "a,b", "--after", "a,b", "--json"}).out,
+               Catch::Matchers::Contains("\"minimum\":0,\"moved_over_minimum\":1,"));
+}
+
+#if KEYPLACE_CLI_SNAPSHOTS
+TEST_CASE("cli: locate --snapshot streams as locate does", "[cli][stream][snapshot]") {
+    const auto doc = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c,d", "--cluster", "eu",
+                              "--epoch", "2", "--states", "d=joining"});
+    REQUIRE(doc.status == 0);
+    const auto path = temp_file("keyplace_cli_stream_snapshot.json", doc.out);
+    const std::string keys = numbered_keys(100);
+    for (const auto& extra : {std::vector<std::string_view>{}, {"--write-set"}, {"--json"}, {"--write-set", "--json"}}) {
+        std::vector<std::string_view> args{"locate", "--snapshot", path};
+        args.insert(args.end(), extra.begin(), extra.end());
+        CHECK(streamed_same(args, keys) == (extra.empty() || extra.back() != "--json" ? 100u : 1u));
+    }
+    CHECK(run_cli({"locate", "--snapshot", path, "--json"}, "").out == "{\"owners\":[],\"epoch\":2}\n");
+    std::filesystem::remove(path);
+}
+#endif

@@ -3,6 +3,7 @@
 #ifndef KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -32,6 +33,11 @@ struct cli_error : std::runtime_error {
     cli_error(int s, const std::string& what, std::string out = {})
         : std::runtime_error(what), status(s), output(std::move(out)) {}
 };
+
+/// The OS's reason for the last failed call ("Is a directory"), from errno.
+inline auto os_error() -> std::string {
+    return errno != 0 ? std::generic_category().message(errno) : "read error";
+}
 
 [[noreturn]] inline void usage_error(const std::string& what) {
     throw cli_error(exit_usage, what);

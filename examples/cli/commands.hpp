@@ -9,6 +9,7 @@
 #include "planning_commands.hpp"
 #include "registry.hpp"
 #include "spec.hpp"
+#include "stream.hpp"
 
 #include <keyplace/keyplace.hpp>
 
@@ -22,8 +23,11 @@
 #endif
 
 #include <algorithm>
+#include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <istream>
 #include <limits>
 #include <memory>
@@ -55,9 +59,11 @@ constexpr auto max_point() -> std::uint64_t {
     }
 }
 
-/// The points of the input lines: hashed with S's key hash, or parsed with --prehashed.
-template <class E, class S>
-auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::vector<std::uint64_t> {
+/// The points of the input lines: hashed with S's key hash, or parsed with --prehashed;
+/// messages name a bad line as "SOURCE line N" (keys[0] being line first_line).
+template <class E, class S, class Keys>
+auto input_points(const Keys& keys, bool prehashed, std::string_view source = "stdin", std::size_t first_line = 1)
+    -> std::vector<std::uint64_t> {
     constexpr bool signed_points = requires {
         E::signed_points;
     };
@@ -67,7 +73,7 @@ auto input_points(const std::vector<std::string>& keys, bool prehashed) -> std::
             points[i] = keyplace::hash_key(typename S::key_hash{}, std::string_view(keys[i]));
             continue;
         }
-        const std::string line = "stdin line " + std::to_string(i + 1) + ": ";
+        const std::string line = std::string(source) + " line " + std::to_string(first_line + i) + ": ";
         std::optional<std::uint64_t> p;
         if constexpr (signed_points) {
             const auto token = parse_signed(keys[i]);
@@ -153,8 +159,10 @@ auto owners(const S& s, std::span<const std::uint64_t> points) -> std::vector<st
     return ids;
 }
 
+/// locate streams: a block of keys at a time, each block's results held (see held_output) and
+/// written to out once every line was valid.
 template <class E>
-auto locate(const parsed_args& a, std::istream& in) -> std::string {
+auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
     const auto policy = replica_policy_of(a);
     if (policy) {
         if (!has_order<E>) {
@@ -187,31 +195,84 @@ auto locate(const parsed_args& a, std::istream& in) -> std::string {
                 }
             }
         });
-        const auto points = input_points<E, S>(read_keys(in), prehashed);
-        return rule ? render_replicas(place_replicas(s, points, *rule), rule->summary, json)
-                    : render_owners(owners(s, points), json);
+        held_output held(io.stream.held_bytes);
+        key_results results(held, json, rule ? "{\"replicas\":[" : "{\"owners\":[");
+        progress shown(*io.err, progress_mode_of(a, io), "locate");
+        key_reader reader(in, io.stream.block_lines);
+        while (reader.next()) {
+            const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
+            if (rule) {
+                for (const auto& line : place_replicas(s, points, *rule)) {
+                    results.add(render_replica_line(line, json));
+                }
+            } else {
+                for (const auto id : owners(s, points)) {
+                    results.add(json ? json_string(id) : std::string(id));
+                }
+            }
+            shown.advance(points.size());
+        }
+        results.finish(rule ? replica_summary_tail(rule->summary) : "}");
+        shown.finish();
+        held.commit(*io.out);
+        return "";
     });
 }
 
-/// The keys of --keys FILE (one per line, as for stdin), or nothing without --keys.
-inline auto key_file(const parsed_args& a) -> std::optional<std::vector<std::string>> {
-    const auto path = a.get(key_file_option.spec);
-    if (!path) {
-        return std::nullopt;
+/// --keys FILE, opened before anything is built (a wrong path fails at once), or nothing; and
+/// --prehashed, which needs it.
+struct key_file {
+    std::optional<std::string> path;
+    std::ifstream file;
+    bool prehashed = false;
+
+    explicit key_file(const parsed_args& a) : path(a.get(key_file_option.spec)), prehashed(a.has(prehashed_flag.spec)) {
+        if (prehashed && !path) {
+            usage_error("--prehashed needs --keys FILE (its lines are then points)");
+        }
+        if (path) {
+            errno = 0;
+            file.open(*path, std::ios::binary);
+            if (!file) {
+                // --keys was a count before it was a file everywhere.
+                const bool count = parse_unsigned<std::uint64_t>(*path).has_value();
+                input_error("cannot read key file " + quote(*path) + ": " + os_error() +
+                            (count ? " (a count is --key-count N)" : ""));
+            }
+        }
     }
-    auto keys = split_keys(read_file(*path, "key file"));
-    if (keys.empty()) {
-        input_error("key file " + quote(*path) + " has no keys");
+    /// The points of the file's keys (hashed with S's key hash, or read with --prehashed), a
+    /// block of lines at a time, so only the points are held.
+    template <class E, class S>
+    auto points(std::size_t block_lines, progress& shown) -> std::vector<std::uint64_t> {
+        const std::string source = "key file " + quote(*path);
+        key_reader reader(file, block_lines, source);
+        std::vector<std::uint64_t> out;
+        while (reader.next()) {
+            const auto block = input_points<E, S>(reader.keys(), prehashed, source, reader.first_line());
+            out.insert(out.end(), block.begin(), block.end());
+            shown.advance(block.size());
+        }
+        if (out.empty()) {
+            input_error(source + " has no keys");
+        }
+        return out;
     }
-    return keys;
-}
+    /// How reports name these keys: "4 keys from 'k.txt'" ("4 points" with --prehashed).
+    [[nodiscard]] auto basis(std::size_t count) const -> std::string {
+        return std::to_string(count) + (prehashed ? " points from " : " keys from ") + quote(*path);
+    }
+};
 
 template <class E>
-auto diff(const parsed_args& a) -> std::string {
-    const auto keys = key_file(a);
+auto diff(const parsed_args& a, const live_streams& io) -> std::string {
+    key_file keys(a);
     const std::string before_spec = a.value(before_option.spec);
     const std::string after_spec = a.value(after_option.spec);
+    progress shown(*io.err, progress_mode_of(a, io), "diff");
+    shown.step("building --before");
     const auto before_built = from_specs({before_spec}, [&] { return E::build(a, before_spec); });
+    shown.step("building --after");
     // A strategy whose state is its history (a partition table) derives the after state.
     const auto after_built = from_specs({before_spec, after_spec}, [&] {
         if constexpr (requires { E::derive(before_built, a, std::string()); }) {
@@ -224,30 +285,57 @@ auto diff(const parsed_args& a) -> std::string {
         using S = std::remove_cvref_t<decltype(before)>;
         keyplace::movement_report r;
         std::string basis;
-        if (keys) {
-            r = keyplace::movement(before, after, input_points<E, S>(*keys, false));
-            basis = std::to_string(keys->size()) + " keys from " + quote(*a.get(key_file_option.spec));
+        if (keys.path) {
+            shown.step("reading --keys");
+            const auto points = keys.points<E, S>(io.stream.block_lines, shown);
+            shown.step("measuring the movement");
+            r = keyplace::movement(before, after, points);
+            basis = keys.basis(points.size());
         } else {
+            shown.step("measuring the movement");
             r = keyplace::movement(before, after);
             basis = r.exact ? "exact, over the whole hash space"
                             : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " fixed points";
         }
+        shown.finish();
         return render_movement(E::name, before.size(), after.size(), basis, r, a.has(json_flag.spec));
     });
 }
 
 template <class E>
-auto stats(const parsed_args& a) -> std::string {
+auto stats(const parsed_args& a, const live_streams& io) -> std::string {
+    key_file keys(a);
+    if (keys.path && a.has(key_count_option.spec)) {
+        usage_error("--keys FILE and --key-count N exclude each other");
+    }
     const std::size_t count = key_count_option.get(a);
     const std::string nodes = a.value(nodes_option.spec);
+    progress shown(*io.err, progress_mode_of(a, io), "stats");
+    shown.step("building");
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
-        std::vector<std::uint64_t> points(count);
-        for (std::size_t i = 0; i < count; ++i) {
-            points[i] = keyplace::hash_key(typename S::key_hash{}, "key-" + std::to_string(i));
+        std::vector<std::uint64_t> points;
+        std::string basis;
+        if (keys.path) {
+            shown.step("reading --keys");
+            points = keys.points<E, S>(io.stream.block_lines, shown);
+            basis = keys.basis(points.size());
+        } else {
+            shown.step("hashing the keys");
+            points.resize(count);
+            for (std::size_t i = 0; i < count; ++i) {
+                points[i] = keyplace::hash_key(typename S::key_hash{}, "key-" + std::to_string(i));
+                if ((i + 1) % io.stream.block_lines == 0) {
+                    shown.advance(io.stream.block_lines);
+                }
+            }
+            basis = "\"key-0\" ... \"key-" + std::to_string(count - 1) + "\"";
         }
-        return render_stats(E::name, s.nodes(), keyplace::ownership(s), keyplace::load(s, points), count,
-                            a.has(json_flag.spec));
+        shown.step("measuring shares and load");
+        const auto own = keyplace::ownership(s);
+        const auto load = keyplace::load(s, points);
+        shown.finish();
+        return render_stats(E::name, s.nodes(), own, load, points.size(), basis, a.has(json_flag.spec));
     });
 }
 
@@ -259,14 +347,25 @@ struct hash_command {
     static constexpr std::string_view name = "hash";
     static constexpr std::string_view help = "each line's hash under F";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() { return std::tuple{&function_option, &json_flag}; }
-    static auto run(const parsed_args& a, std::istream& in) -> std::string {
+    static constexpr auto options() { return std::tuple{&function_option, &json_flag, &quiet_flag}; }
+    /// Streams as locate does.
+    static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
         return function_option.visit(a, [&]<class H>(std::type_identity<H>) {
-            std::vector<std::string> digests;
-            for (const auto& k : read_keys(in)) {
-                digests.push_back(H::digest(k));
+            const bool json = a.has(json_flag.spec);
+            held_output held(io.stream.held_bytes);
+            key_results results(held, json, "{\"function\":" + json_string(H::name) + ",\"digests\":[");
+            progress shown(*io.err, progress_mode_of(a, io), "hash");
+            key_reader reader(in, io.stream.block_lines);
+            while (reader.next()) {
+                for (const auto k : reader.keys()) {
+                    results.add(json ? json_string(H::digest(k)) : H::digest(k));
+                }
+                shown.advance(reader.keys().size());
             }
-            return render_digests(H::name, digests, a.has(json_flag.spec));
+            results.finish();
+            shown.finish();
+            held.commit(*io.out);
+            return std::string();
         });
     }
 };
@@ -277,23 +376,24 @@ struct locate_command {
     static constexpr strategy_use strategy_options = strategy_use::locate;
     static constexpr auto options() {
 #if KEYPLACE_CLI_SNAPSHOTS
-        return std::tuple{&strategy_option,  &nodes_option, &prehashed_flag,  &replicas_option, &spread_option,
-                          &shortfall_option, &json_flag,    &snapshot_option, &write_set_flag};
+        return std::tuple{&strategy_option, &nodes_option, &prehashed_flag,  &replicas_option, &spread_option,
+                          &shortfall_option, &json_flag, &quiet_flag, &snapshot_option, &write_set_flag};
 #else
         return std::tuple{&strategy_option, &nodes_option,     &prehashed_flag, &replicas_option,
-                          &spread_option,   &shortfall_option, &json_flag};
+                          &spread_option,   &shortfall_option, &json_flag,      &quiet_flag};
 #endif
     }
-    static auto run(const parsed_args& a, std::istream& in) -> std::string {
+    static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
 #if KEYPLACE_CLI_SNAPSHOTS
         if (a.has(snapshot_option.spec)) {
-            return locate_snapshot(a, in);
+            return locate_snapshot(a, in, io);
         }
         if (a.has(write_set_flag.spec)) {
             usage_error("--write-set needs --snapshot");
         }
 #endif
-        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return locate<E>(a, in); });
+        return with_strategy(a, strategy_options,
+                             [&]<class E>(std::type_identity<E>) { return locate<E>(a, in, io); });
     }
 };
 
@@ -302,22 +402,24 @@ struct diff_command {
     static constexpr std::string_view help = "what a membership change moves, against the least it must";
     static constexpr strategy_use strategy_options = strategy_use::build;
     static constexpr auto options() {
-        return std::tuple{&strategy_option, &before_option, &after_option, &key_file_option, &json_flag};
+        return std::tuple{&strategy_option, &before_option, &after_option, &key_file_option,
+                          &prehashed_keys_flag, &json_flag, &quiet_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string {
-        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return diff<E>(a); });
+    static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string {
+        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return diff<E>(a, io); });
     }
 };
 
 struct stats_command {
     static constexpr std::string_view name = "stats";
-    static constexpr std::string_view help = "each node's share of the hash space and of N keys";
+    static constexpr std::string_view help = "each node's share of the hash space and of N keys (or of a key file's)";
     static constexpr strategy_use strategy_options = strategy_use::build;
     static constexpr auto options() {
-        return std::tuple{&strategy_option, &nodes_option, &key_count_option, &json_flag};
+        return std::tuple{&strategy_option,     &nodes_option, &key_count_option, &stats_key_file_option,
+                          &prehashed_keys_flag, &json_flag,    &quiet_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string {
-        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return stats<E>(a); });
+    static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string {
+        return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return stats<E>(a, io); });
     }
 };
 
@@ -484,13 +586,6 @@ inline auto version_line() -> std::string {
 
 // ---- running ------------------------------------------------------------------------------------
 
-/// Where a command that prints as it goes (etcd watch) writes: run()'s streams. Without them
-/// such a command writes to string streams and execute() returns what it wrote on stdout.
-struct live_streams {
-    std::ostream* out = nullptr;
-    std::ostream* err = nullptr;
-};
-
 /// The two-word command families: their first word and the subcommands it takes.
 inline auto subcommands_of(std::string_view first) -> std::string_view {
     if (first == "snapshot") {
@@ -505,14 +600,33 @@ inline auto subcommands_of(std::string_view first) -> std::string_view {
     return "";
 }
 
+/// keyplace-cli FAMILY --help ("snapshot --help"): the synopsis and help of each subcommand.
+inline auto family_help(std::string_view family) -> std::string {
+    std::string out = "usage: keyplace-cli " + std::string(family) + " SUBCOMMAND [OPTIONS]\n\nsubcommands:\n";
+    for_each_entry(commands{}, [&]<class C>(std::type_identity<C>) {
+        if (C::name.substr(0, family.size() + 1) == std::string(family) + " ") {
+            out += "  " + command_synopsis<C>().substr(command_synopsis<C>().find(' ') + 1) + "\n      " +
+                   std::string(C::help) + "\n";
+        }
+    });
+    return out + "\nkeyplace-cli " + std::string(family) + " SUBCOMMAND --help: a subcommand's options.\n";
+}
+
 /// What a command line prints on success; throws on any failure.
 inline auto execute(std::span<const std::string_view> args, std::istream& in, live_streams live = {})
     -> std::string {
     if (args.empty()) {
-        usage_error("no command given");
+        usage_error("no command given; try 'keyplace-cli --help'");
     }
+    const auto is_help = [](std::string_view arg) { return arg == "--help" || arg == "-h"; };
     const std::string_view first = args.front();
-    if (first == "--help" || first == "-h" || first == "help") {
+    if (is_help(first) || first == "help") {
+        // "help COMMAND [SUBCOMMAND]" is "COMMAND [SUBCOMMAND] --help".
+        if (first == "help" && args.size() > 1) {
+            std::vector<std::string_view> asked(args.begin() + 1, args.end());
+            asked.emplace_back("--help");
+            return execute(asked, in, live);
+        }
         return usage();
     }
     if (first == "--version") {
@@ -525,7 +639,10 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
     std::string name(first);
     std::size_t words = 1;
     if (const auto subcommands = subcommands_of(first); !subcommands.empty()) {  // also one argument
-        if (args.size() < 2 || args[1].substr(0, 2) == "--") {
+        if (args.size() < 2 || args[1].substr(0, 2) == "--" || is_help(args[1])) {
+            if (std::any_of(args.begin(), args.end(), is_help)) {
+                return family_help(first);
+            }
             usage_error(std::string(first) + " needs a subcommand: " + std::string(subcommands));
         }
         name += " " + std::string(args[1]);
@@ -536,19 +653,21 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
         for_each_in(C::options(), [&](const auto& o) { known.push_back(o.spec); });
         const auto strategy = all_strategy_options(C::strategy_options);
         known.insert(known.end(), strategy.begin(), strategy.end());
+        // --help anywhere after the command wins over everything else on the line.
+        if (std::any_of(args.begin() + static_cast<std::ptrdiff_t>(words), args.end(), is_help)) {
+            return command_help<C>();
+        }
         std::vector<std::string> storage;
         const auto rest = with_positionals<C>(args.subspan(words), storage);
         const parsed_args a(rest, known);
-        if (a.help()) {
-            return command_help<C>();
-        }
         if constexpr (requires { &C::run_live; }) {
             if (live.out != nullptr && live.err != nullptr) {
-                return C::run_live(a, in, *live.out, *live.err);
+                return C::run_live(a, in, live);
             }
             std::ostringstream out;
             std::ostringstream err;
-            return C::run_live(a, in, out, err) + out.str();
+            const std::string tail = C::run_live(a, in, live_streams{&out, &err, live.stream});
+            return out.str() + tail;
         } else {
             return C::run(a, in);
         }
@@ -556,8 +675,10 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
 }
 
 /// Runs keyplace-cli with args (without the program name). Writes to out only on success;
-/// on failure, one "keyplace-cli: ..." line to err and the exit status.
-inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) -> int {
+/// on failure, one "keyplace-cli: ..." line to err and the exit status. options: how commands
+/// that read keys stream and show progress (main: a status line when stderr is a terminal).
+inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err,
+                const stream_options& options = {}) -> int {
     const auto fail = [&](int status, std::string_view what) {
         // One line of bounded length, whatever threw (quote() bounds what the CLI echoes, not
         // what the library's messages repeat).
@@ -575,7 +696,7 @@ inline auto run(std::span<const std::string_view> args, std::istream& in, std::o
     };
     std::string result;
     try {
-        result = execute(args, in, {&out, &err});
+        result = execute(args, in, {&out, &err, options});
     } catch (const cli_error& e) {
         if (!e.output.empty()) {
             out << e.output;

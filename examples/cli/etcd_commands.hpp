@@ -7,6 +7,7 @@
 #include "options.hpp"
 #include "output.hpp"
 #include "snapshot_commands.hpp"
+#include "stream.hpp"
 
 #include <keyplace/etcd.hpp>
 #include <keyplace/version.hpp>
@@ -328,8 +329,8 @@ struct etcd_watch_command {
                           &watch_count_option, &lease_ttl_option,    &json_flag};
     }
     /// Writes as it goes: run() hands it its streams.
-    static auto run_live(const parsed_args& a, std::istream&, std::ostream& out, std::ostream& err) -> std::string {
-        return etcd_watch(a, out, err);
+    static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string {
+        return etcd_watch(a, *io.out, *io.err);
     }
 };
 

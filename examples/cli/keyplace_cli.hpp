@@ -4,6 +4,7 @@
 //   spec.hpp      node SPECs and key lines
 //   output.hpp    numbers, tables, JSON, help columns
 //   registry.hpp  one entry per hash function and strategy; option checks and dispatch
+//   stream.hpp    keys read a block at a time, output held until all is valid, progress
 //   commands.hpp  hash, locate, diff and stats over every entry; usage, help; run()
 #ifndef KEYPLACE_EXAMPLES_CLI_KEYPLACE_CLI_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_KEYPLACE_CLI_HPP_INCLUDED
@@ -13,5 +14,6 @@
 #include "output.hpp"
 #include "registry.hpp"
 #include "spec.hpp"
+#include "stream.hpp"
 
 #endif

@@ -5,8 +5,21 @@
 #include <string_view>
 #include <vector>
 
+#if defined(_WIN32)
+#include <io.h>
+#define KEYPLACE_CLI_ISATTY(fd) _isatty(fd)
+#else
+#include <unistd.h>
+#define KEYPLACE_CLI_ISATTY(fd) isatty(fd)
+#endif
+
 auto main(int argc, char** argv) -> int {
     std::ios::sync_with_stdio(false);
     const std::vector<std::string_view> args(argv + 1, argv + argc);
-    return keyplace_cli::run(args, std::cin, std::cout, std::cerr);
+    keyplace_cli::stream_options options;
+    // Progress is for a person watching: only when stderr is a terminal.
+    if (KEYPLACE_CLI_ISATTY(2) != 0) {
+        options.progress = keyplace_cli::progress_mode::terminal;
+    }
+    return keyplace_cli::run(args, std::cin, std::cout, std::cerr, options);
 }

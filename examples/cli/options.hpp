@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "registry.hpp"
+#include "stream.hpp"
 
 #include <keyplace/replicas.hpp>
 
@@ -14,6 +15,7 @@ namespace keyplace_cli {
 // ---- command options ------------------------------------------------------------------------
 
 inline constexpr plain_option json_flag{{"json", "", "print one JSON object instead of text"}};
+inline constexpr plain_option quiet_flag{{"quiet", "", "no progress on stderr (shown after a second on a terminal)"}};
 inline constexpr plain_option nodes_option{{"nodes", "SPEC", "the members (SPEC below)", true}};
 inline constexpr plain_option prehashed_flag{
     {"prehashed", "", "each line is an unsigned decimal 64-bit point, used as is"}};
@@ -33,9 +35,19 @@ inline constexpr plain_option key_file_option{
 /// The most keys stats places: 800 MB of points, tens of seconds.
 inline constexpr std::size_t max_key_count = 100'000'000;
 inline constexpr number_option<std::size_t> key_count_option{
-    {"keys", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1, max_key_count};
+    {"key-count", "N", "place the keys \"key-0\" ... \"key-<N-1>\""}, 100'000, 1, max_key_count};
+// --keys is a key file in every command; stats measures the load over it instead of key-N.
+inline constexpr plain_option stats_key_file_option{
+    {"keys", "FILE", "place these keys, one per line, instead of --key-count's"}};
+inline constexpr plain_option prehashed_keys_flag{
+    {"prehashed", "", "--keys FILE's lines are points, as locate --prehashed reads them"}};
 inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
                                                                "hash function"};
+
+/// How a command shows progress: as run() was told, unless --quiet.
+inline auto progress_mode_of(const parsed_args& a, const live_streams& io) -> progress_mode {
+    return a.has(quiet_flag.spec) ? progress_mode::off : io.stream.progress;
+}
 
 }  // namespace keyplace_cli
 

@@ -1,6 +1,6 @@
 // keyplace-cli output: each command's result as text or as one JSON object, and the numbers,
-// tables and help columns they are made of. Everything is built as a string; run() writes it
-// once, after every check.
+// tables and help columns they are made of. Output is written only after every check (hash
+// and locate hold theirs as they stream, see stream.hpp).
 #ifndef KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
 
@@ -112,28 +112,9 @@ inline auto help_rows(const std::vector<std::pair<std::string, std::string>>& ro
 
 // ---- command results ----------------------------------------------------------------------------
 
-/// hash: one digest per line, or {"function":..., "digests":[...]}.
-inline auto render_digests(std::string_view function, const std::vector<std::string>& digests, bool json)
-    -> std::string {
-    std::string text;
-    std::vector<std::string> items;
-    for (const auto& d : digests) {
-        text += d + "\n";
-        items.push_back(json_string(d));
-    }
-    return json ? "{\"function\":" + json_string(function) + ",\"digests\":" + json_array(items) + "}\n" : text;
-}
-
-/// locate: one owner per line, or {"owners":[...]}.
-inline auto render_owners(const std::vector<std::string_view>& ids, bool json) -> std::string {
-    std::string text;
-    std::vector<std::string> items;
-    for (const auto id : ids) {
-        text += std::string(id) + "\n";
-        items.push_back(json_string(id));
-    }
-    return json ? "{\"owners\":" + json_array(items) + "}\n" : text;
-}
+// hash and locate write one result per key as they go (key_results in stream.hpp): a line,
+// or an item of the one array of their JSON object: {"function":F,"digests":[...]},
+// {"owners":[...]}, {"replicas":[[...],...]} (with the placer's summary, if it has one).
 
 /// One key's copies, in placement order.
 struct replica_line {
@@ -147,32 +128,23 @@ struct replica_summary {
     keyplace::failure_domain achieved = keyplace::failure_domain::node;
 };
 
-/// locate with replicas: one comma-separated line per key, " degraded" after a degraded one;
-/// or {"replicas":[[...],...]} with the placer's summary, if it has one.
-inline auto render_replicas(const std::vector<replica_line>& lines, const std::optional<replica_summary>& summary,
-                            bool json) -> std::string {
-    std::string text;
-    std::vector<std::string> sets;
-    for (const auto& line : lines) {
-        std::vector<std::string> ids;
-        for (std::size_t k = 0; k < line.ids.size(); ++k) {
-            if (k != 0) {
-                text += ',';
-            }
-            text += line.ids[k];
-            ids.push_back(json_string(line.ids[k]));
-        }
-        text += line.degraded ? " degraded\n" : "\n";
-        sets.push_back(json_array(ids));
+/// locate with replicas: one key's copies comma-separated, " degraded" after a degraded set;
+/// or the JSON array of its ids.
+inline auto render_replica_line(const replica_line& line, bool json) -> std::string {
+    std::string out = json ? "[" : "";
+    for (std::size_t k = 0; k < line.ids.size(); ++k) {
+        out += k == 0 ? "" : ",";
+        out += json ? json_string(line.ids[k]) : std::string(line.ids[k]);
     }
-    if (!json) {
-        return text;
-    }
-    return "{\"replicas\":" + json_array(sets) +
-           (summary ? ",\"degraded\":" + json_bool(summary->degraded) +
+    return out + (json ? "]" : line.degraded ? " degraded" : "");
+}
+
+/// The end of locate's {"replicas":[...] object: the placer's summary, if it has one.
+inline auto replica_summary_tail(const std::optional<replica_summary>& summary) -> std::string {
+    return (summary ? ",\"degraded\":" + json_bool(summary->degraded) +
                           ",\"achieved\":" + json_string(keyplace::to_string(summary->achieved))
-                    : "") +
-           "}\n";
+                    : std::string()) +
+           "}";
 }
 
 inline auto method_name(keyplace::share_method m) -> std::string {
@@ -190,6 +162,9 @@ inline auto method_name(keyplace::share_method m) -> std::string {
 /// diff: the movement against its minimums and each node's flows.
 inline auto render_movement(std::string_view strategy, std::size_t before, std::size_t after, const std::string& basis,
                             const keyplace::movement_report& r, bool json) -> std::string {
+    // Infinite (JSON null) when something moved and nothing had to; 1 when nothing did.
+    const double ratio =
+        r.minimum > 0 ? r.moved / r.minimum : (r.moved > 0 ? std::numeric_limits<double>::infinity() : 1.0);
     if (json) {
         std::vector<std::string> flows;
         for (const auto& f : r.flows) {
@@ -198,13 +173,11 @@ inline auto render_movement(std::string_view strategy, std::size_t before, std::
         }
         return "{\"strategy\":" + json_string(strategy) + ",\"basis\":" + json_string(basis) +
                ",\"keys\":" + std::to_string(r.keys) + ",\"moved\":" + json_number(r.moved) +
-               ",\"minimum\":" + json_number(r.minimum) +
+               ",\"minimum\":" + json_number(r.minimum) + ",\"moved_over_minimum\":" + json_number(ratio) +
                ",\"minimum_method\":" + json_string(method_name(r.minimum_method)) +
                ",\"fair_minimum\":" + json_number(r.fair_minimum) + ",\"violations\":" + json_number(r.violations) +
                ",\"flows\":" + json_array(flows) + "}\n";
     }
-    const double ratio =
-        r.minimum > 0 ? r.moved / r.minimum : (r.moved > 0 ? std::numeric_limits<double>::infinity() : 1.0);
     std::string out = "strategy " + std::string(strategy) + ": " + std::to_string(before) + " -> " +
                       std::to_string(after) + " nodes; " + basis + "\n";
     out += text_table({
@@ -223,9 +196,10 @@ inline auto render_movement(std::string_view strategy, std::size_t before, std::
 }
 
 /// stats: each node's weight, share and keys of the count placed, and the load summary.
+/// basis names the keys ("\"key-0\" ... \"key-99\"", "4 keys from 'k.txt'").
 inline auto render_stats(std::string_view strategy, std::span<const keyplace::node> nodes,
                          const keyplace::ownership_report& own, const keyplace::load_report& l, std::size_t count,
-                         bool json) -> std::string {
+                         const std::string& basis, bool json) -> std::string {
     if (json) {
         std::vector<std::string> rows;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -233,7 +207,7 @@ inline auto render_stats(std::string_view strategy, std::span<const keyplace::no
                            ",\"share\":" + json_number(own.share[i]) + ",\"keys\":" + std::to_string(l.keys[i]) + "}");
         }
         return "{\"strategy\":" + json_string(strategy) + ",\"keys\":" + std::to_string(count) +
-               ",\"share_method\":" + json_string(method_name(own.method)) +
+               ",\"basis\":" + json_string(basis) + ",\"share_method\":" + json_string(method_name(own.method)) +
                ",\"share_error_bound\":" + json_number(own.error_bound) +
                ",\"max_over_mean\":" + json_number(l.max_over_mean) +
                ",\"min_over_mean\":" + json_number(l.min_over_mean) + ",\"cv\":" + json_number(l.cv) +
@@ -248,8 +222,8 @@ inline auto render_stats(std::string_view strategy, std::span<const keyplace::no
     const std::string bound =
         own.method == keyplace::share_method::sampled ? " (within " + percent(own.error_bound) + ")" : "";
     return "strategy " + std::string(strategy) + ": " + std::to_string(nodes.size()) +
-           " nodes; share: " + method_name(own.method) + bound + "; keys: \"key-0\" ... \"key-" +
-           std::to_string(count - 1) + "\"\n" + text_table(rows) + "\nmax/mean " + fixed(l.max_over_mean, 4) +
+           " nodes; share: " + method_name(own.method) + bound + "; keys: " + basis + "\n" +
+           text_table(rows) + "\nmax/mean " + fixed(l.max_over_mean, 4) +
            "  min/mean " + fixed(l.min_over_mean, 4) + "  cv " + fixed(l.cv, 4) + "\n";
 }
 

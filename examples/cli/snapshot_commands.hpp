@@ -8,6 +8,7 @@
 #include "output.hpp"
 #include "registry.hpp"
 #include "spec.hpp"
+#include "stream.hpp"
 
 #include <keyplace/json.hpp>
 #include <keyplace/shadow.hpp>
@@ -295,7 +296,8 @@ inline auto snapshot_diff(const parsed_args& a) -> std::string {
            "\n" + plan.to_text(max_ranges_option.get(a));
 }
 
-inline auto locate_snapshot(const parsed_args& a, std::istream& in) -> std::string {
+/// Streams as locate does.
+inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
     for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &replicas_option.spec}) {
         if (a.has(*o)) {
             usage_error("--snapshot and --" + std::string(o->name) + " exclude each other");
@@ -304,40 +306,43 @@ inline auto locate_snapshot(const parsed_args& a, std::istream& in) -> std::stri
     const auto s = load_snapshot_file(*a.get(snapshot_option.spec));
     const bool json = a.has(json_flag.spec);
     const bool write_set = a.has(write_set_flag.spec);
-    std::string text;
-    std::vector<std::string> items;
+    held_output held(io.stream.held_bytes);
+    key_results results(held, json, write_set ? "{\"write_sets\":[" : "{\"owners\":[");
+    progress shown(*io.err, progress_mode_of(a, io), "locate");
     std::vector<std::uint32_t> ws(2 * (s->current().width() + s->pending().width()));
-    for (const auto& key : read_keys(in)) {
-        if (!write_set) {
-            const auto& id = s->owner(key).id;
-            text += id + "\n";
-            items.push_back(json_string(id));
-            continue;
+    key_reader reader(in, io.stream.block_lines);
+    while (reader.next()) {
+        for (const auto key : reader.keys()) {
+            if (!write_set) {
+                const auto& id = s->owner(key).id;
+                results.add(json ? json_string(id) : id);
+                continue;
+            }
+            const std::size_t n = s->write_set(key, ws);
+            std::string line = json ? "[" : "";
+            for (std::size_t k = 0; k < n; ++k) {
+                const auto& id = s->nodes()[ws[k]].id;
+                line += (k > 0 ? "," : "") + (json ? json_string(id) : id);
+            }
+            results.add(json ? line + "]" : line);
         }
-        const std::size_t n = s->write_set(key, ws);
-        std::string line;
-        std::vector<std::string> ids;
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto& id = s->nodes()[ws[k]].id;
-            line += (k > 0 ? "," : "") + id;
-            ids.push_back(json_string(id));
-        }
-        text += line + "\n";
-        items.push_back(json_array(ids));
+        shown.advance(reader.keys().size());
     }
-    if (!json) {
-        return text;
-    }
-    return std::string(write_set ? "{\"write_sets\":" : "{\"owners\":") + json_array(items) +
-           ",\"epoch\":" + std::to_string(s->epoch()) + "}\n";
+    results.finish(",\"epoch\":" + std::to_string(s->epoch()) + "}");
+    shown.finish();
+    held.commit(*io.out);
+    return "";
 }
 
 inline auto shadow(const parsed_args& a, std::istream& in) -> std::string {
     const auto before = load_snapshot_file(a.value(before_file_option.spec));
     const auto after = load_snapshot_file(a.value(after_file_option.spec));
     keyplace::shadow_compare cmp(before, after, {.sample_per_million = sample_option.get(a)});
-    for (const auto& key : read_keys(in)) {
-        cmp.observe(key);
+    key_reader reader(in, stream_options{}.block_lines);
+    while (reader.next()) {
+        for (const auto key : reader.keys()) {
+            cmp.observe(key);
+        }
     }
     const auto r = cmp.report();
     return a.has(json_flag.spec) ? r.to_json() + "\n" : r.to_text();

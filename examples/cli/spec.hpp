@@ -33,11 +33,6 @@
 
 namespace keyplace_cli {
 
-/// The OS's reason for the last failed call ("Is a directory"), from errno.
-inline auto os_error() -> std::string {
-    return errno != 0 ? std::generic_category().message(errno) : "read error";
-}
-
 /// The bytes of the file at path, at most limit of them; what names the file in failures
 /// ("node file"), which give the path and the OS's reason. Reads at most limit + 1 bytes.
 inline auto read_file(const std::string& path, std::string_view what,
