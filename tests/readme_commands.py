@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The README's keyplace-cli sessions are true: every fenced block of "$ command" lines is run
+with keyplace-cli on PATH, in a scratch directory holding examples/nodes.txt, and what each
+command prints (stdout and stderr) must be the lines under it. A line "..." stands for any
+number of lines; a command with nothing under it must print nothing, unless it ends in a
+comment saying what it prints (then it is not run). Blocks that talk to etcd are left to the
+etcd tests, which start a server.
+
+usage: readme_commands.py README.md DIR_OF_KEYPLACE_CLI EXAMPLES_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def sessions(readme):
+    """(command, expected lines) for every checked command of a session block."""
+    lines = open(readme, encoding="utf-8").read().split("\n")
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("```"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        block = lines[i + 1:j]
+        i = j + 1
+        if not block or not block[0].startswith("$ ") or any("etcd " in b for b in block if b.startswith("$ ")):
+            continue
+        k = 0
+        while k < len(block):
+            command = block[k][2:]
+            while command.endswith("\\"):
+                k += 1
+                command = command[:-1] + block[k].strip()
+            k += 1
+            expected = []
+            while k < len(block) and not block[k].startswith("$ "):
+                expected.append(block[k])
+                k += 1
+            if expected or re.search(r"#\s*prints\b", command) is None:
+                yield command, expected
+
+
+def matches(expected, actual):
+    """Line-wise match where an expected "..." line stands for any number of lines."""
+    if not expected:
+        return not actual
+    if expected[0] == "...":
+        return any(matches(expected[1:], actual[n:]) for n in range(len(actual) + 1))
+    return bool(actual) and actual[0] == expected[0] and matches(expected[1:], actual[1:])
+
+
+def main():
+    readme, cli_dir, examples = (os.path.abspath(a) for a in sys.argv[1:4])
+    failures = 0
+    count = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        shutil.copy(os.path.join(examples, "nodes.txt"), scratch)
+        env = dict(os.environ, PATH=cli_dir + os.pathsep + os.environ.get("PATH", ""))
+        for command, expected in sessions(readme):
+            count += 1
+            run = subprocess.run(["sh", "-c", "{ " + command + "\n} 2>&1"], cwd=scratch, env=env,
+                                 capture_output=True, text=True, errors="replace")
+            actual = run.stdout.split("\n")
+            if actual and actual[-1] == "":
+                actual.pop()
+            if not matches(expected, actual):
+                failures += 1
+                print(f"README command differs: $ {command}\n--- README\n" + "\n".join(expected)
+                      + "\n--- keyplace-cli\n" + "\n".join(actual) + "\n")
+    print(f"{count} README commands run, {failures} differ")
+    return 1 if failures or count == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
