@@ -525,6 +525,15 @@ TEST_CASE("json: invalid JSON is refused with the path being read and the byte o
     refused(text(j, "\"\xff\""), errc::invalid_document, "cluster");
     // A long token is shown cut.
     refused("{\"cluster\":\"" + std::string(10000, 'x'), errc::invalid_document, "cluster");
+    // A token that itself holds "'; expected " is cut too, not copied raw after the cut (fuzz
+    // finding: 3000 DEL bytes reached the message).
+    {
+        error_info tail;
+        const std::string hostile = "{\"format\":\"'; expected " + std::string(3000, '\x7f') + "\xff\"}";
+        CHECK_FALSE(keyplace::read_description_json(hostile, tail));
+        CHECK(tail.message().size() < 400);
+        CHECK(tail.message().find('\x7f') == std::string::npos);
+    }
     // Not an object.
     refused(std::string("[1, 2]"), errc::invalid_document, "$");
     refused(std::string("null"), errc::invalid_document, "$");

@@ -430,6 +430,10 @@ TEST_CASE("ketama: bad input names the value and changes nothing", "[ketama][err
     check(lm, {{"a:"}}, errc::invalid_address, "'a:'");
     check(lm, {{"[::1"}}, errc::invalid_address, "'[::1'");
     check(lm, {{"[::1]x"}}, errc::invalid_address, "'[::1]x'");
+    // A bracket only around an IPv6 host (fuzz finding: "fe80::1]" was named "[fe80::1]]:11211",
+    // which the parser then refused).
+    check(lm, {{"fe80::1]"}}, errc::invalid_address, "'fe80::1]' is not [host] or [host]:port");
+    check(lm, {{"[[::1]:5"}}, errc::invalid_address, "'[[::1]:5'");
     check(lm, {{"a", 0}}, errc::invalid_weight, "'a': weight 0");
     check(ketama_dialect::libketama, {{"a", 0}}, errc::invalid_weight, "'a': weight 0");
     check(lm, {{"a", 1ULL << 32}}, errc::invalid_weight, "4294967296");

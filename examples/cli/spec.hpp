@@ -21,8 +21,6 @@
 #include <cstdio>
 #include <initializer_list>
 #include <ios>
-#include <istream>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -61,42 +59,6 @@ inline auto read_file(const std::string& path, std::string_view what,
             return data;
         }
     }
-}
-
-/// All of in (stdin); a failed read is an input failure with the OS's reason.
-inline auto read_stream(std::istream& in) -> std::string {
-    std::string data;
-    try {
-        data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    } catch (const std::ios_base::failure& e) {
-        input_error("cannot read stdin: " + e.code().message());
-    }
-    if (in.bad()) {
-        input_error("cannot read stdin");
-    }
-    return data;
-}
-
-/// Splits input into keys: the bytes between newlines. A final newline ends the last key
-/// (it does not start an empty one); empty input has no keys.
-inline auto split_keys(std::string_view data) -> std::vector<std::string> {
-    std::vector<std::string> keys;
-    std::size_t start = 0;
-    while (start < data.size()) {
-        const std::size_t nl = data.find('\n', start);
-        if (nl == std::string::npos) {
-            keys.emplace_back(data.substr(start));
-            break;
-        }
-        keys.emplace_back(data.substr(start, nl - start));
-        start = nl + 1;
-    }
-    return keys;
-}
-
-/// The keys of stdin.
-inline auto read_keys(std::istream& in) -> std::vector<std::string> {
-    return split_keys(read_stream(in));
 }
 
 // ---- the SPEC grammar: one rule for ids and locations in every strategy's entries ------------

@@ -55,7 +55,7 @@ struct live_streams {
 // ---- input -------------------------------------------------------------------------------------
 
 /// The keys of a stream a block at a time: the bytes between newlines, a final newline ending
-/// the last key (as read_keys splits them). Reads 64 KiB at a time; holds one block.
+/// the last key (it does not start an empty one). Reads 64 KiB at a time; holds one block.
 class key_reader {
 public:
     /// source names the input in messages ("stdin", "key file 'k.txt'").

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -185,9 +186,14 @@ public:
             }
         }
         // nlohmann quotes the whole token it was reading, however long: show at most 64 bytes.
+        // Its own tail ("; expected end of input") is the last one and short and printable; a
+        // match inside the token itself (which may hold "'; expected ") is not kept.
         if (const auto read = what.find("; last read: '"); read != std::string::npos) {
-            const auto expected = what.find("'; expected ", read);
-            const std::string tail = expected == std::string::npos ? "" : what.substr(expected + 1);
+            const auto expected = what.rfind("'; expected ");
+            std::string tail = expected == std::string::npos || expected < read ? "" : what.substr(expected + 1);
+            if (tail.size() > 64 || std::any_of(tail.begin(), tail.end(), [](char c) { return c < 0x20 || c > 0x7e; })) {
+                tail.clear();
+            }
             what.erase(read);
             what += "; last read: " + quote(last_token) + tail;
         }

@@ -86,16 +86,6 @@ private:
     return on;
 }
 
-/// Whether KEYPLACE_FUZZ_STRICT=1 is set: targets then also check what open findings break
-/// (tests/fuzz/findings/README.md), which they otherwise skip so that fuzzing goes on past them.
-[[nodiscard]] inline auto strict() -> bool {
-    static const bool on = [] {
-        const char* v = std::getenv("KEYPLACE_FUZZ_STRICT");
-        return v != nullptr && std::string_view(v) == "1";
-    }();
-    return on;
-}
-
 /// Whether s holds a control byte (below 0x20, or DEL): a message must hold none but its end.
 [[nodiscard]] inline auto has_control(std::string_view s) noexcept -> bool {
     for (const char c : s) {

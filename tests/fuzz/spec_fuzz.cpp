@@ -4,17 +4,18 @@
 //
 // Input: one byte choosing the parser, one flag byte, then the SPEC (or the key bytes).
 // Invariants:
-//  - a parser returns or throws cli_error with exit status 1 and a message without control
+//  - a parser returns or throws cli_error with exit status 2 (inline) or 1 (a node file) and a message without control
 //    bytes (user text goes through quote()); nothing else escapes;
 //  - what a parser accepts, written back in its canonical form, parses to the same values;
 //  - the inline SPEC and the same entries in a node file (one a line) agree: both fail or both
 //    give the same values;
 //  - a token entry's member is what parse_node reads from the entry without its tokens;
-//  - read_keys splits exactly: the keys joined by '\n' (plus a final '\n' if the input had one)
+//  - the key reader splits exactly, across blocks: the keys joined by '\n' (plus a final '\n' if the input had one)
 //    are the input.
 #include "fuzz_support.hpp"
 
 #include "spec.hpp"
+#include "stream.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -190,7 +191,8 @@ auto attempt(Parse&& parse, const std::string& spec) -> std::optional<decltype(p
         return parse(spec);
     } catch (const cli::cli_error& e) {
         const std::string what = e.what();
-        KEYPLACE_FUZZ_CHECK(e.status == cli::exit_bad_input);
+        // 2 for an inline SPEC (the command line), 1 for a node file's lines.
+        KEYPLACE_FUZZ_CHECK(e.status == cli::exit_bad_input || e.status == cli::exit_usage);
         KEYPLACE_FUZZ_CHECK(e.output.empty());
         KEYPLACE_FUZZ_CHECK(!what.empty());
         KEYPLACE_FUZZ_CHECK_MSG(!keyplace_fuzz::has_control(what), cli::quote(what));
@@ -311,18 +313,26 @@ void check_token_members(const std::string& spec) {
     KEYPLACE_FUZZ_CHECK(nodes && same(*nodes, members));
 }
 
-void check_read_keys(std::string_view data) {
+/// The CLI's key reader, with blocks of 1 to 4 lines so the fuzzer crosses block and buffer
+/// edges: keys joined by '\n' (plus a final '\n' if the input had one) are the input.
+void check_read_keys(std::string_view data, std::size_t block_lines) {
     std::istringstream in{std::string(data)};
-    const auto keys = cli::read_keys(in);
+    cli::key_reader reader(in, block_lines);
     std::string joined_keys;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        joined_keys += (i == 0 ? "" : "\n") + keys[i];
+    std::size_t count = 0;
+    while (reader.next()) {
+        KEYPLACE_FUZZ_CHECK(reader.first_line() == count + 1);
+        KEYPLACE_FUZZ_CHECK(!reader.keys().empty() && reader.keys().size() <= block_lines);
+        for (const auto key : reader.keys()) {
+            joined_keys += (count++ == 0 ? "" : "\n");
+            joined_keys += key;
+        }
     }
     if (!data.empty() && data.back() == '\n') {
         joined_keys += '\n';
     }
     KEYPLACE_FUZZ_CHECK(joined_keys == data);
-    KEYPLACE_FUZZ_CHECK(data.empty() == keys.empty());
+    KEYPLACE_FUZZ_CHECK(data.empty() == (count == 0));
 }
 
 }  // namespace
@@ -358,7 +368,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)attempt([](const std::string& s) { return cli::parse_node(s, "--add"); }, text);
             break;
         default:
-            check_read_keys(text);
+            check_read_keys(text, 1 + (mode / 7) % 4);
             break;
     }
     return 0;

@@ -240,6 +240,11 @@ template <class = void>  // instantiated only where used
     if (host.empty()) {
         return fail(errc::empty_id, "server address " + quote(address) + " has an empty host");
     }
+    // A bracket belongs only around an IPv6 host: a host holding one ("fe80::1]") would be
+    // named "[fe80::1]]:11211", an id this parser refuses.
+    if (host.find_first_of("[]") != std::string_view::npos) {
+        return fail(errc::invalid_address, "server address " + quote(address) + " is not [host] or [host]:port");
+    }
     out.host = host;
     out.port = compat::memcached_default_port;
     if (has_port && !ketama_parse_port(port, out.port)) {
