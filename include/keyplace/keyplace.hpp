@@ -24,6 +24,7 @@
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
+#include <keyplace/spread.hpp>
 #include <keyplace/version.hpp>
 
 #endif
