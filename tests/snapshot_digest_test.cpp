@@ -181,6 +181,14 @@ auto parse_case(const std::vector<std::string>& f) -> golden_case {
             for (const auto& e : split(value, ',')) {
                 d.nodes.push_back(parse_node(e));
             }
+        } else if (key == "overrides") {
+            for (const auto& o : split(value, ';')) {
+                const auto parts = split(o, '>');
+                if (parts.size() != 2) {
+                    throw std::runtime_error(c.name + ": bad override: " + o);
+                }
+                d.overrides.push_back({parts[0], parts[1]});
+            }
         } else if (key == "fingerprint") {
             c.fingerprint = value;
         } else if (key == "probe") {
@@ -298,4 +306,25 @@ TEST_CASE("snapshot: cluster, epoch, addresses, metadata and the input order of 
         CHECK(s.fingerprint().hex() == c.fingerprint);
         CHECK(s.probe_digest().hex() == c.probe);
     }
+}
+
+TEST_CASE("snapshot: overrides change the fingerprint, not the probe digest, and their order does not matter",
+          "[snapshot][golden][overrides]") {
+    std::size_t with_overrides = 0;
+    for (const auto& c : golden_cases()) {
+        if (c.description.overrides.empty()) {
+            continue;
+        }
+        INFO("case " << c.name);
+        ++with_overrides;
+        snapshot_description plain = c.description;
+        plain.overrides.clear();
+        const auto s = snapshot::build(plain);
+        CHECK(s.fingerprint().hex() != c.fingerprint);
+        CHECK(s.probe_digest().hex() == c.probe);
+        snapshot_description reversed = c.description;
+        std::reverse(reversed.overrides.begin(), reversed.overrides.end());
+        CHECK(snapshot::build(reversed).fingerprint().hex() == c.fingerprint);
+    }
+    CHECK(with_overrides == 5);
 }

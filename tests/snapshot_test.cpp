@@ -804,3 +804,213 @@ TEST_CASE("snapshot: chosen tokens (strategy tokens) are carried as points and p
     CHECK_FALSE(snapshot::try_build(description("tokens", 2), err).has_value());
     CHECK(err.code() == errc::no_points);
 }
+
+// ---- overrides ------------------------------------------------------------------------------
+
+namespace {
+
+/// A key whose strategy owner (now) is not `id`, from "hot:0", "hot:1", ...
+auto key_not_owned_by(const snapshot& s, const std::string& id) -> std::string {
+    for (std::size_t i = 0;; ++i) {
+        std::string key = "hot:" + std::to_string(i);
+        if (s.nodes()[s.current().strategy_owner(key)].id != id) {
+            return key;
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("overrides: an overridden key goes to its node, every other key stays where the strategy puts it",
+          "[snapshot][overrides]") {
+    const auto plain = description("ring", 5);
+    const auto base = snapshot::build(plain);
+    const std::string hot = key_not_owned_by(base, "n3");
+    auto d = plain;
+    d.overrides = {{hot, "n3"}, {"user:celebrity", "n0"}};
+    const auto s = snapshot::build(d);
+    CHECK(s.owner(hot).id == "n3");
+    CHECK(s.next_owner(hot).id == "n3");
+    CHECK(s.owner("user:celebrity").id == "n0");
+    CHECK(s.nodes()[s.current().owner(hot)].id == "n3");
+    CHECK(s.nodes()[s.current().strategy_owner(hot)].id == base.owner(hot).id);
+    // A pre-hashed lookup is the strategy's: overrides are keyed by the key string.
+    CHECK(s.current().pick(s.current().point_of(hot)) == base.current().pick(base.current().point_of(hot)));
+    const auto ws = s.write_set(hot);
+    REQUIRE(ws.size() == 1);
+    CHECK(ws[0]->id == "n3");
+    // 10^5 other keys: not one moves (the table is consulted by exact key only).
+    for (std::size_t i = 0; i < 100'000; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        REQUIRE(&s.owner(key) - s.nodes().data() == &base.owner(key) - base.nodes().data());
+    }
+    // The built description lists them in key order; successor() carries them on.
+    REQUIRE(s.overrides().size() == 2);
+    CHECK(s.overrides()[0].key < s.overrides()[1].key);
+    CHECK(s.describe().overrides == std::vector<keyplace::key_override>(s.overrides().begin(), s.overrides().end()));
+    CHECK(snapshot::build(s.successor()).owner(hot).id == "n3");
+    CHECK(snapshot::build(s.describe()).fingerprint() == s.fingerprint());
+    CHECK(s.verify());
+    // The fingerprint includes them; the probe digest does not; without them nothing changes.
+    CHECK(s.fingerprint() != base.fingerprint());
+    CHECK(s.probe_digest() == base.probe_digest());
+    auto other_node = d;
+    other_node.overrides[0].node = "n4";
+    CHECK(fp(other_node) != fp(d));
+}
+
+TEST_CASE("overrides: with copies the override node is first, then the strategy's copies without it",
+          "[snapshot][overrides]") {
+    auto d = description("rendezvous", 6);
+    d.replication = {3, keyplace::failure_domain::node};
+    const auto base = snapshot::build(d);
+    const auto plain_copies = base.write_set("hot:copies");
+    REQUIRE(plain_copies.size() == 3);
+    std::string outside;  // a node that holds no copy of the key
+    for (const auto& n : base.nodes()) {
+        if (std::none_of(plain_copies.begin(), plain_copies.end(), [&](const auto* c) { return c->id == n.id; })) {
+            outside = n.id;
+        }
+    }
+    // Its owner (nothing changes), its third copy (moves to the front), a node holding none.
+    for (const std::string& target : {plain_copies[0]->id, plain_copies[2]->id, outside}) {
+        INFO("override to " << target);
+        auto o = d;
+        o.overrides = {{"hot:copies", target}};
+        const auto s = snapshot::build(o);
+        const auto copies = s.write_set("hot:copies");
+        REQUIRE(copies.size() == 3);
+        CHECK(copies[0]->id == target);
+        // The rest: the strategy's copies in order, the target left out, cut at the width.
+        std::vector<std::string> expected{target};
+        for (const auto* c : plain_copies) {
+            if (c->id != target && expected.size() < 3) {
+                expected.push_back(c->id);
+            }
+        }
+        for (std::size_t k = 0; k < 3; ++k) {
+            CHECK(copies[k]->id == expected[k]);
+        }
+    }
+}
+
+TEST_CASE("overrides: during a transition both placements honor them, a joiner or leaver may not be named",
+          "[snapshot][overrides][errors]") {
+    auto d = description("ring", 4);
+    d.nodes[3].state = node_state::joining;
+    d.nodes[2].state = node_state::leaving;
+    d.overrides = {{"hot:t", "n1"}};
+    const auto s = snapshot::build(d);
+    REQUIRE(s.in_transition());
+    CHECK(s.owner("hot:t").id == "n1");
+    CHECK(s.next_owner("hot:t").id == "n1");
+    const auto ws = s.write_set("hot:t");
+    REQUIRE(ws.size() == 1);
+    CHECK(ws[0]->id == "n1");
+    for (const auto& [id, state] : {std::pair<std::string, std::string>{"n3", "joining"}, {"n2", "leaving"}}) {
+        auto bad = d;
+        bad.overrides = {{"hot:t", id}};
+        expect_error([&] { return snapshot::build(bad); }, errc::invalid_state,
+                     "override of key 'hot:t': node '" + id + "' is " + state + "; an override names an active node");
+    }
+    auto left = description("ring", 3);
+    left.nodes[2].state = node_state::left;
+    left.overrides = {{"k", "n2"}};
+    expect_error([&] { return snapshot::build(left); }, errc::invalid_state, "node 'n2' is left");
+}
+
+TEST_CASE("overrides: every bad override is refused with the value named, and nothing is built",
+          "[snapshot][overrides][errors]") {
+    const auto base = description("ring", 3);
+    const auto refuse = [](const snapshot_description& d, errc code, const std::string& fragment) {
+        keyplace::error_info err;
+        CHECK_FALSE(snapshot::try_build(d, err));
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+        expect_error([&] { return snapshot::build(d); }, code, fragment);
+    };
+    const auto good = snapshot::build(base);
+    const auto before = good.fingerprint();
+    auto d = base;
+    d.overrides = {{"k", "nobody"}};
+    refuse(d, errc::unknown_id, "override of key 'k': node 'nobody' is not in the snapshot");
+    d.overrides = {{"", "n1"}};
+    refuse(d, errc::invalid_override, "override of node 'n1': the key is empty");
+    d.overrides = {{std::string(1025, 'k'), "n1"}};
+    refuse(d, errc::invalid_override, "the key is 1025 bytes, above 1024");
+    d.overrides = {{std::string(1024, 'k'), "n1"}};
+    CHECK(snapshot::build(d).owner(std::string(1024, 'k')).id == "n1");  // the bound itself is allowed
+    d.overrides = {{"k", "n1"}, {"j", "n0"}, {"k", "n2"}};
+    refuse(d, errc::invalid_override, "override key 'k' appears more than once");
+    d.overrides.clear();
+    for (std::size_t i = 0; i <= keyplace::max_overrides; ++i) {
+        d.overrides.push_back({"k" + std::to_string(i), "n0"});
+    }
+    refuse(d, errc::invalid_override, "4097 overrides; a snapshot holds at most 4096");
+    d.overrides.pop_back();
+    CHECK(snapshot::build(d).overrides().size() == 4096);
+    CHECK(good.fingerprint() == before);  // values are immutable: a refused build changes nothing
+    CHECK(keyplace::make_error_code(errc::invalid_override).message() == "invalid key override");
+    CHECK(static_cast<int>(errc::invalid_override) == 47);
+}
+
+TEST_CASE("overrides: shadow compare counts an overridden key that moves, as one survivor move",
+          "[snapshot][overrides][shadow]") {
+    const auto before = shared(description("ring", 4));
+    const std::string hot = key_not_owned_by(*before, "n2");
+    const std::string from = before->owner(hot).id;
+    auto next = before->successor();
+    next.overrides = {{hot, "n2"}};
+    const auto after = shared(next);
+    keyplace::shadow_compare cmp(before, after, {.sample_per_million = 1'000'000});
+    for (std::size_t i = 0; i < 100'000; ++i) {
+        cmp.observe("key-" + std::to_string(i));
+    }
+    cmp.observe(hot, 50);
+    const auto r = cmp.report();
+    CHECK(r.keys_sampled == 100'001);
+    CHECK(r.keys_moved == 1);
+    CHECK(r.requests_moved == 50);
+    CHECK(r.survivor_keys_moved == 1);
+    REQUIRE(r.flows.size() == 1);
+    CHECK(r.flows[0].from == from);
+    CHECK(r.flows[0].to == "n2");
+    CHECK(r.expected_moved == 0);  // the analysis sees the strategies, which are equal
+    CHECK(r.verdict == keyplace::shadow_verdict::excess);  // a survivor's key moved
+}
+
+TEST_CASE("overrides: a transfer plan lists each overridden key whose copies change, outside the ranges",
+          "[snapshot][overrides][plan]") {
+    auto d = description("ring", 4);
+    d.nodes[0].where = {"eu", "z1", ""};
+    d.nodes[1].where = {"eu", "z1", ""};
+    d.nodes[2].where = {"eu", "z2", ""};
+    d.nodes[3].where = {"eu", "z2", ""};
+    const auto before = shared(d);
+    const std::string hot = key_not_owned_by(*before, "n2");
+    const std::string from = before->owner(hot).id;
+    const std::string kept = before->owner("hot:kept").id;
+    auto next = before->successor();
+    next.overrides = {{hot, "n2"}, {"hot:kept", kept}};  // the second agrees with the strategy
+    const auto after = shared(next);
+    const auto p = keyplace::plan_transfer(*before, *after);
+    CHECK(p.exact);
+    CHECK(p.ranges.empty());
+    CHECK(p.moved == 0);
+    REQUIRE(p.keys.size() == 1);
+    CHECK(p.keys[0].key == hot);
+    CHECK(p.keys[0].before == std::vector<std::string>{from});
+    CHECK(p.keys[0].after == std::vector<std::string>{"n2"});
+    REQUIRE(p.keys[0].copies.size() == 1);
+    CHECK(p.keys[0].copies[0].from == from);
+    CHECK(p.keys[0].copies[0].to == "n2");
+    CHECK(p.to_json().find(",\"keys\":[{\"key\":\"" + hot + "\",\"before\":[\"" + from + "\"],\"after\":[\"n2\"]") !=
+          std::string::npos);
+    CHECK(p.to_text().find("overridden keys whose copies change: 1\n'" + hot + "': " + from + " -> n2 (" + from +
+                           ">n2)\n") != std::string::npos);
+    // Dropping it again is the reverse move; a plan without overrides has no "keys" field.
+    const auto back = keyplace::plan_transfer(*after, *before);
+    REQUIRE(back.keys.size() == 1);
+    CHECK(back.keys[0].after == std::vector<std::string>{from});
+    CHECK(keyplace::plan_transfer(*before, *before).to_json().find("\"keys\"") == std::string::npos);
+}

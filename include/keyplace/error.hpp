@@ -57,6 +57,7 @@ enum class errc : int {
     unsupported_replication = 34, ///< a replication token allocation cannot balance (1 < racks < RF)
     invalid_partition_count = 36,  ///< a partition count that is not a power of two in 1 .. 2^20
     invalid_partition_table = 37,  ///< a partition table of the wrong size, naming a non-member or a node twice
+    invalid_override = 47,      ///< a snapshot override with an empty, over-long or repeated key, or too many
 };
 
 namespace detail {
@@ -101,6 +102,7 @@ public:
             case errc::unsupported_replication: return "replication not supported by token allocation";
             case errc::invalid_partition_count: return "invalid partition count";
             case errc::invalid_partition_table: return "invalid partition table";
+            case errc::invalid_override: return "invalid key override";
         }
         return "unknown keyplace error";
     }

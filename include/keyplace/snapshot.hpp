@@ -193,6 +193,15 @@ struct snapshot_metadata {
     friend auto operator==(const snapshot_metadata&, const snapshot_metadata&) -> bool = default;
 };
 
+/// An explicit owner for one key (the "shard map" entry of a celebrity key), consulted before the
+/// strategy by every lookup that takes the key itself. node is the id of an active node.
+struct key_override {
+    std::string key;
+    std::string node;
+
+    friend auto operator==(const key_override&, const key_override&) -> bool = default;
+};
+
 /// Everything a snapshot is built from (what a document holds).
 struct snapshot_description {
     std::string format{snapshot_format};
@@ -206,6 +215,9 @@ struct snapshot_description {
     /// The digests the document states: a build refuses a snapshot whose computed digest differs.
     std::optional<digest128> fingerprint{};
     std::optional<digest128> probe{};
+    /// Keys placed on a named node whatever the strategy says (README, "Overrides"); a built
+    /// snapshot lists them in bytewise order of key.
+    std::vector<key_override> overrides{};
 
     friend auto operator==(const snapshot_description&, const snapshot_description&) -> bool = default;
 };
@@ -216,6 +228,9 @@ inline constexpr std::size_t max_cluster_length = 255;
 inline constexpr std::size_t max_snapshot_copies = 64;
 /// How many probe keys the probe digest looks up (README, "Snapshots").
 inline constexpr std::size_t probe_key_count = 4096;
+/// The most overrides a snapshot holds, and the longest key one may name, in bytes.
+inline constexpr std::size_t max_overrides = 4096;
+inline constexpr std::size_t max_override_key_length = 1024;
 
 /// Probe key i: "keyplace.probe." followed by i in decimal.
 [[nodiscard]] inline auto probe_key(std::size_t i) -> std::string { return "keyplace.probe." + std::to_string(i); }
@@ -280,6 +295,22 @@ private:
     std::size_t used_ = 0;
 };
 
+/// A snapshot's overrides: keys in bytewise order, each with its node (index into nodes()).
+struct override_table {
+    std::vector<std::string> keys;
+    std::vector<std::uint32_t> nodes;
+
+    /// The node of key, or nullopt. O(log n) comparisons of strings.
+    [[nodiscard]] auto find(std::string_view key) const noexcept -> std::optional<std::uint32_t> {
+        const auto it = std::lower_bound(keys.begin(), keys.end(), key,
+                                         [](const std::string& a, std::string_view b) { return a < b; });
+        if (it == keys.end() || *it != key) {
+            return std::nullopt;
+        }
+        return nodes[static_cast<std::size_t>(it - keys.begin())];
+    }
+};
+
 template <class T>
 inline constexpr bool is_arc_regions = false;
 template <class S>
@@ -324,9 +355,40 @@ public:
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
         return std::visit([&](const auto& s) { return s.pick(point); }, strategy_);
     }
-    /// The snapshot node (index into snapshot::nodes()) that owns a key.
+    /// The snapshot node (index into snapshot::nodes()) that owns a key: its override if the
+    /// snapshot has one for it, else the strategy's owner. O(log overrides) string comparisons
+    /// more than the strategy's lookup, nothing when there are none.
     [[nodiscard]] auto owner(std::string_view key) const noexcept -> std::uint32_t {
+        if (overrides_ != nullptr) {
+            if (const auto o = overrides_->find(key)) {
+                return *o;
+            }
+        }
         return member(pick(point_of(key)));
+    }
+    /// The strategy's owner of a key, overrides aside (what the probe digest records).
+    [[nodiscard]] auto strategy_owner(std::string_view key) const noexcept -> std::uint32_t {
+        return member(pick(point_of(key)));
+    }
+    /// The copies of a key: for an overridden key its node first, then the strategy's copies
+    /// without it (one fewer of them; spread across failure domains is then not guaranteed),
+    /// else copies(point_of(key), out).
+    [[nodiscard]] auto copies_of(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
+        const auto o = overrides_ != nullptr ? overrides_->find(key) : std::nullopt;
+        if (!o || out.empty()) {
+            return copies(point_of(key), out);
+        }
+        std::array<std::uint32_t, max_snapshot_copies> strategy_copies{};
+        const std::size_t want = out.size() < width_ ? out.size() : width_;
+        const std::size_t n = copies(point_of(key), std::span<std::uint32_t>(strategy_copies.data(), want));
+        std::size_t got = 0;
+        out[got++] = *o;
+        for (std::size_t k = 0; k < n && got < want; ++k) {
+            if (strategy_copies[k] != *o) {
+                out[got++] = strategy_copies[k];
+            }
+        }
+        return got;
     }
     /// Whether copies() can give more than one node per key (the strategy has a preference order).
     [[nodiscard]] auto ordered() const noexcept -> bool { return ordered_; }
@@ -369,6 +431,7 @@ private:
     std::size_t (*place_)(const void*, std::uint64_t, std::span<node_index>) noexcept = nullptr;
     digest128 fingerprint_{};
     digest128 probe_{};
+    std::shared_ptr<const detail::override_table> overrides_;  // null: none
 };
 
 /// An immutable, versioned placement of one cluster. Built from a description (strict: every
@@ -442,15 +505,16 @@ public:
     }
     /// Every node a write (or an invalidation) of the key must reach while the transition is
     /// open: the copies now, then those after that are not among them, as indices into
-    /// nodes(). Writes at most out.size() (2 * current().width() always suffice) and returns how
-    /// many. Outside a transition it is the copies now.
+    /// nodes() (an overridden key's node first: placement::copies_of). Writes at most
+    /// out.size() (2 * current().width() always suffice) and returns how many. Outside a
+    /// transition it is the copies now.
     [[nodiscard]] auto write_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
-        std::size_t got = current_->copies(current_->point_of(key), out);
+        std::size_t got = current_->copies_of(key, out);
         if (!in_transition()) {
             return got;
         }
         std::array<std::uint32_t, max_snapshot_copies> after{};
-        const std::size_t n = pending_->copies(pending_->point_of(key), after);
+        const std::size_t n = pending_->copies_of(key, std::span<std::uint32_t>(after.data(), pending_->width()));
         for (std::size_t k = 0; k < n && got < out.size(); ++k) {
             bool seen = false;
             for (std::size_t j = 0; j < got; ++j) {
@@ -472,6 +536,9 @@ public:
         }
         return out;
     }
+
+    /// The overrides, in bytewise order of key.
+    [[nodiscard]] auto overrides() const noexcept -> std::span<const key_override> { return d_.overrides; }
 
     /// The description this snapshot was built from, with every parameter and both digests.
     [[nodiscard]] auto describe() const -> snapshot_description {
@@ -498,12 +565,15 @@ private:
     auto build_partitions(const std::vector<node>& plain, const placement* from,
                           std::optional<placement::strategy_variant>& built) const -> detail::failure;
     auto placement_fingerprint(const placement& p) const -> digest128;
-    static auto combined_fingerprint(const digest128& now, const digest128& after) -> digest128;
+    static auto combined_fingerprint(const digest128& now, const digest128& after,
+                                     std::span<const key_override> overrides) -> digest128;
+    auto check_overrides() -> detail::failure;
 
     snapshot_description d_;  // normalized: every parameter; no stated digests
     std::vector<std::uint32_t> id_order_;  // node indices in id order, for find()
     std::shared_ptr<const placement> current_;
     std::shared_ptr<const placement> pending_;
+    std::shared_ptr<const detail::override_table> overrides_;  // null: none
     digest128 fingerprint_{};
 };
 
@@ -1056,9 +1126,10 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     // Probe digest: the owner ids of the probe keys, in order.
     detail::canonical_hasher probe;
     for (std::size_t i = 0; i < probe_key_count; ++i) {
-        probe.str(d_.nodes[p.owner(probe_key(i))].id);
+        probe.str(d_.nodes[p.strategy_owner(probe_key(i))].id);
     }
     p.probe_ = probe.finish();
+    p.overrides_ = overrides_;
     out = std::make_shared<const placement>(std::move(p));
     return {};
 }
@@ -1103,19 +1174,77 @@ inline auto snapshot::placement_fingerprint(const placement& p) const -> digest1
     return h.finish();
 }
 
-inline auto snapshot::combined_fingerprint(const digest128& now, const digest128& after) -> digest128 {
+inline auto snapshot::combined_fingerprint(const digest128& now, const digest128& after,
+                                           std::span<const key_override> overrides) -> digest128 {
     detail::canonical_hasher h;
     h.bytes("keyplace.snapshot/1", 19);
     h.digest(now);
     h.digest(after);
+    if (!overrides.empty()) {  // none: the bytes of a snapshot without overrides, unchanged
+        h.le32(static_cast<std::uint32_t>(overrides.size()));
+        for (const auto& o : overrides) {
+            h.str(o.key);
+            h.str(o.node);
+        }
+    }
     return h.finish();
+}
+
+/// Sorts the overrides by key and checks them: the count, each key (not empty, not over-long,
+/// not twice) and each node (in the snapshot, active).
+inline auto snapshot::check_overrides() -> detail::failure {
+    auto& list = d_.overrides;
+    if (list.size() > max_overrides) {
+        return detail::fail(errc::invalid_override, std::to_string(list.size()) + " overrides; a snapshot holds at most " +
+                                                        std::to_string(max_overrides));
+    }
+    for (const auto& o : list) {
+        if (o.key.empty()) {
+            return detail::fail(errc::invalid_override, "override of node " + detail::quote(o.node) + ": the key is empty");
+        }
+        if (o.key.size() > max_override_key_length) {
+            return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) + ": the key is " +
+                                                            std::to_string(o.key.size()) + " bytes, above " +
+                                                            std::to_string(max_override_key_length));
+        }
+        const snapshot_node* n = find(o.node);
+        if (n == nullptr) {
+            return detail::fail(errc::unknown_id, "override of key " + detail::quote(o.key) + ": node " +
+                                                      detail::quote(o.node) + " is not in the snapshot");
+        }
+        if (n->state != node_state::active) {
+            return detail::fail(errc::invalid_state, "override of key " + detail::quote(o.key) + ": node " +
+                                                         detail::quote(o.node) + " is " +
+                                                         std::string(to_string(n->state)) +
+                                                         "; an override names an active node (one that owns keys now "
+                                                         "and after the transition)");
+        }
+    }
+    std::sort(list.begin(), list.end(), [](const key_override& a, const key_override& b) { return a.key < b.key; });
+    const auto dup = std::adjacent_find(list.begin(), list.end(),
+                                        [](const key_override& a, const key_override& b) { return a.key == b.key; });
+    if (dup != list.end()) {
+        return detail::fail(errc::invalid_override, "override key " + detail::quote(dup->key) +
+                                                        " appears more than once");
+    }
+    if (list.empty()) {
+        return {};
+    }
+    // Both placements consult the same table: its nodes are active, so in both.
+    auto table = std::make_shared<detail::override_table>();
+    for (const auto& o : list) {
+        table->keys.push_back(o.key);
+        table->nodes.push_back(static_cast<std::uint32_t>(find(o.node) - d_.nodes.data()));
+    }
+    overrides_ = std::move(table);
+    return {};
 }
 
 inline auto snapshot::verify() const -> bool {
     const digest128 now = placement_fingerprint(*current_);
     const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_);
     return now == current_->fingerprint() && after == pending_->fingerprint() &&
-           combined_fingerprint(now, after) == fingerprint_;
+           combined_fingerprint(now, after, d_.overrides) == fingerprint_;
 }
 
 inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
@@ -1174,6 +1303,9 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
                                                 (now.empty() ? "now (none is active or leaving)"
                                                              : "after the transition (none is active or joining)"));
     }
+    if (auto f = check_overrides()) {
+        return f;
+    }
     if (auto f = build_placement(now, current_)) {
         return f;
     }
@@ -1182,7 +1314,7 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     } else if (auto f = build_placement(after, pending_, current_.get())) {
         return f;
     }
-    fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint());
+    fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint(), d_.overrides);
     if (d.fingerprint && *d.fingerprint != fingerprint_) {
         return detail::fail(errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
                                                             "; the placement built here has " + fingerprint_.hex() +

@@ -71,6 +71,17 @@ struct transfer_total {
     std::uint64_t ranges = 0;
 };
 
+/// An overridden key (in either snapshot) whose copies change: one key, moved on its own. The
+/// ranges describe the strategies and do not see overrides.
+struct transfer_key {
+    std::string key;
+    std::vector<std::string> before;    ///< the copies before, owner first
+    std::vector<std::string> after;     ///< the copies after, owner first
+    std::vector<transfer_copy> copies;  ///< one per gaining node
+
+    friend auto operator==(const transfer_key&, const transfer_key&) -> bool = default;
+};
+
 struct transfer_plan {
     bool exact = false;
     plan_space space = plan_space::sampled;
@@ -79,6 +90,7 @@ struct transfer_plan {
     double moved = 0;                 ///< fraction of the key space whose copies change
     std::vector<transfer_range> ranges;  ///< sorted by first, adjacent equal changes merged
     std::vector<transfer_total> totals;  ///< by (from, to)
+    std::vector<transfer_key> keys;      ///< overridden keys whose copies change, in bytewise key order
 
     /// A bound as text: a token signed, anything else unsigned.
     [[nodiscard]] auto bound(std::uint64_t v) const -> std::string {
@@ -101,6 +113,15 @@ struct plan_builder {
     static auto ids(const snapshot& s, const placement& p, std::uint64_t point, std::vector<std::string>& out) {
         std::array<std::uint32_t, max_snapshot_copies> idx{};
         const std::size_t n = p.copies(point, std::span<std::uint32_t>(idx.data(), p.width()));
+        out.clear();
+        for (std::size_t k = 0; k < n; ++k) {
+            out.push_back(s.nodes()[idx[k]].id);
+        }
+    }
+    /// The copies of a key itself (an override first), as ids.
+    static auto key_ids(const snapshot& s, const placement& p, std::string_view key, std::vector<std::string>& out) {
+        std::array<std::uint32_t, max_snapshot_copies> idx{};
+        const std::size_t n = p.copies_of(key, std::span<std::uint32_t>(idx.data(), p.width()));
         out.clear();
         for (std::size_t k = 0; k < n; ++k) {
             out.push_back(s.nodes()[idx[k]].id);
@@ -316,6 +337,28 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
         }
     }
     pb.finish();
+    // Overridden keys, in either snapshot: each one key whose copies may change on its own.
+    std::vector<std::string> keys;
+    for (const auto* s : {&before, &after}) {
+        for (const auto& o : s->overrides()) {
+            keys.push_back(o.key);
+        }
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (const auto& key : keys) {
+        transfer_key k{key, {}, {}, {}};
+        detail::plan_builder::key_ids(before, before.current(), key, k.before);
+        detail::plan_builder::key_ids(after, after.current(), key, k.after);
+        for (const auto& id : k.after) {
+            if (!detail::plan_builder::contains(k.before, id)) {
+                k.copies.push_back({id, pb.source_for(id, k.before)});
+            }
+        }
+        if (k.before != k.after) {
+            pb.plan.keys.push_back(std::move(k));
+        }
+    }
     return std::move(pb.plan);
 }
 
@@ -381,6 +424,16 @@ inline auto transfer_plan::to_text(std::size_t max_ranges) const -> std::string 
     for (const auto& t : totals) {
         out += t.from + " -> " + t.to + ": " + pct(t.fraction) + ", " + std::to_string(t.ranges) + "\n";
     }
+    if (!keys.empty()) {
+        out += "\noverridden keys whose copies change: " + std::to_string(keys.size()) + "\n";
+        for (const auto& k : keys) {
+            std::string copies;
+            for (const auto& c : k.copies) {
+                copies += (copies.empty() ? "" : " ") + c.from + ">" + c.to;
+            }
+            out += detail::quote(k.key) + ": " + join(k.before) + " -> " + join(k.after) + " (" + copies + ")\n";
+        }
+    }
     return out;
 }
 
@@ -428,7 +481,25 @@ inline auto transfer_plan::to_json() const -> std::string {
         add({i > 0 ? "," : "", "{\"from\":", detail::json_string(t.from), ",\"to\":", detail::json_string(t.to),
              ",\"fraction\":", detail::json_number(t.fraction), ",\"ranges\":", std::to_string(t.ranges), "}"});
     }
-    out += "]}";
+    out += "]";
+    if (!keys.empty()) {  // only then: a plan without overrides reads as before
+        out += ",\"keys\":[";
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            const auto& k = keys[i];
+            add({i > 0 ? "," : "", "{\"key\":", detail::json_string(k.key), ",\"before\":"});
+            list(k.before);
+            out += ",\"after\":";
+            list(k.after);
+            out += ",\"copies\":[";
+            for (std::size_t c = 0; c < k.copies.size(); ++c) {
+                add({c > 0 ? "," : "", "{\"from\":", detail::json_string(k.copies[c].from),
+                     ",\"to\":", detail::json_string(k.copies[c].to), "}"});
+            }
+            out += "]}";
+        }
+        out += "]";
+    }
+    out += "}";
     return out;
 }
 

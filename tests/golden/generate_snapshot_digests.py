@@ -859,7 +859,7 @@ def probe_digest(p) -> tuple[int, int]:
     return xxh3_128(b"".join(s_str(p.owner_of(k).bid) for k in PROBE_KEYS))
 
 
-def snapshot_digests(strategy, given_params, count, spread, nodes):
+def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=()):
     cls, defaults = STRATEGIES[strategy]
     params = dict(defaults)
     for k, v in given_params.items():
@@ -869,8 +869,14 @@ def snapshot_digests(strategy, given_params, count, spread, nodes):
     after = [n for n in nodes if owns_after(n)]
     cur, fp_now = placement_fingerprint(strategy, params, count, spread, now)
     _, fp_after = placement_fingerprint(strategy, params, count, spread, after)
+    # Overrides (README, "Overrides"): none adds no byte; else LE32(count), then
+    # str(key) || str(node id) in bytewise order of key. The probe ignores them.
+    tail = b""
+    if overrides:
+        ordered = sorted((k.encode(), n.encode()) for k, n in overrides)
+        tail = le32(len(ordered)) + b"".join(s_str(k) + s_str(n) for k, n in ordered)
     fp = xxh3_128(b"keyplace.snapshot/1" + le64(fp_now[1]) + le64(fp_now[0]) +
-                  le64(fp_after[1]) + le64(fp_after[0]))
+                  le64(fp_after[1]) + le64(fp_after[0]) + tail)
     return fp, probe_digest(cur)
 
 
@@ -1054,6 +1060,27 @@ def cases():
     return C
 
 
+def override_cases():
+    """Cases with overrides: (name, strategy, params, replication, nodes, overrides, comment)."""
+    C = []
+
+    def add(name, strategy, nodes, overrides, params=None, replication=(0, "node"), comment=None):
+        C.append((name, strategy, params or {}, replication, nodes, overrides, comment))
+
+    add("ring_override", "ring", N("cache-b,cache-a,cache-c"), [("hot:celebrity", "cache-b")],
+        comment="ring_default with one override: another fingerprint, the same probe")
+    add("ring_overrides_unsorted", "ring", N("cache-b,cache-a,cache-c"),
+        [("user:9", "cache-c"), ("hot:celebrity", "cache-b"), ("hot:celeb", "cache-a")],
+        comment="given out of key order; hashed in bytewise order (hot:celeb < hot:celebrity < user:9)")
+    add("ring_override_probe_key", "ring", N("cache-b,cache-a,cache-c"), [("keyplace.probe.0", "cache-a")],
+        comment="an override of a probe key leaves the probe digest as it is")
+    add("rendezvous_override_joining", "rendezvous", N("r-a,r-b,r-c@joining"), [("hot:1", "r-a")],
+        comment="current r-a,r-b; pending r-a,r-b,r-c; the override names an active node")
+    add("maglev_override_replicated", "maglev", N("m-a~eu/z1,m-b~eu/z2,m-c~eu/z3"), [("hot:2", "m-c")],
+        {"table-size": 251}, replication=(2, "zone"), comment="with copies: the override node first")
+    return C
+
+
 # --- self-tests against the systems' own vectors ------------------------------
 
 def read_lines(name):
@@ -1208,6 +1235,12 @@ HEADER = """\
 # The cluster, epoch, addresses and metadata are not in either digest.
 # Lines starting with '#' are comments; "# NAME: ..." notes precede a case."""
 
+OVERRIDES_HEADER = """\
+# Cases with overrides (README, "Overrides") have one more field, before fingerprint:
+#   overrides=KEY>ID;KEY>ID...  each KEY placed on node ID, in the order given (the
+#         fingerprint takes them in bytewise order of key); keys and ids contain
+#         none of ; > or white space. The probe digest does not see overrides."""
+
 
 def main():
     out = [HEADER, "keyplace-snapshot-digests 1"]
@@ -1219,6 +1252,17 @@ def main():
         out.append(f"case {name} strategy={strategy} params={ptxt} "
                    f"replication={count}/{spread} "
                    f"nodes={','.join(n.spec() for n in nodes)} "
+                   f"fingerprint={hex128(fp)} probe={hex128(probe)}")
+    out.append(OVERRIDES_HEADER)
+    for name, strategy, params, (count, spread), nodes, overrides, comment in override_cases():
+        fp, probe = snapshot_digests(strategy, params, count, spread, nodes, overrides)
+        ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
+        if comment:
+            out.append(f"# {name}: {comment}")
+        out.append(f"case {name} strategy={strategy} params={ptxt} "
+                   f"replication={count}/{spread} "
+                   f"nodes={','.join(n.spec() for n in nodes)} "
+                   f"overrides={';'.join(f'{k}>{n}' for k, n in overrides)} "
                    f"fingerprint={hex128(fp)} probe={hex128(probe)}")
     text = "\n".join(out) + "\n"
     text.encode("ascii")
