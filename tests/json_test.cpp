@@ -1050,3 +1050,64 @@ TEST_CASE("json: a partition table round-trips, spans above rank 0 with their ra
     CHECK(err.code() == errc::invalid_partition_table);
     CHECK_THAT(err.message(), Catch::Matchers::Contains("[5, 2] is reversed"));
 }
+
+TEST_CASE("json: overrides round-trip after the nodes, and a document without them has no such field",
+          "[json][overrides]") {
+    auto j = base();
+    const auto plain = keyplace::load_snapshot_json(text(j));
+    CHECK(keyplace::write_snapshot_json(plain).find("overrides") == std::string::npos);
+    j["overrides"] = {{{"key", "user:9"}, {"node", "a"}}, {{"key", "hot:\"q\""}, {"node", "b"}}};
+    const auto s = keyplace::load_snapshot_json(text(j));
+    CHECK(s.owner("user:9").id == "a");
+    CHECK(s.owner("hot:\"q\"").id == "b");
+    CHECK(s.fingerprint() != plain.fingerprint());
+    CHECK(s.probe_digest() == plain.probe_digest());
+    const std::string doc = keyplace::write_snapshot_json(s);
+    const auto written = json::parse(doc);
+    std::vector<std::string> keys;
+    for (const auto& item : written.items()) {
+        keys.push_back(item.key());
+    }
+    const auto nodes_at = std::find(keys.begin(), keys.end(), "nodes");
+    REQUIRE(nodes_at != keys.end());
+    CHECK(*(nodes_at + 1) == "overrides");
+    CHECK(written["overrides"] == json::parse(R"([{"key":"hot:\"q\"","node":"b"},{"key":"user:9","node":"a"}])"));
+    error_info err;
+    const auto again = keyplace::try_load_snapshot_json(doc, err);  // the stated digests check
+    REQUIRE(again.has_value());
+    CHECK(again->describe() == s.describe());
+    // The stated fingerprint covers them: dropping one from a document that states it is refused.
+    auto tampered = json::parse(doc);
+    tampered["overrides"].erase(0);
+    build_refused(tampered, errc::fingerprint_mismatch, "fingerprint");
+}
+
+TEST_CASE("json: bad overrides are refused with their path", "[json][overrides][errors]") {
+    auto j = base();
+    j["overrides"] = {{"key", "k"}};
+    refused(j, errc::invalid_document, "overrides");
+    j["overrides"] = json::array({"k"});
+    refused(j, errc::invalid_document, "overrides[0]");
+    j["overrides"] = {{{"key", "k"}}};
+    refused(j, errc::invalid_document, "overrides[0].node");
+    j["overrides"] = {{{"key", 5}, {"node", "a"}}};
+    refused(j, errc::invalid_document, "overrides[0].key");
+    j["overrides"] = {{{"key", "k"}, {"node", "a"}, {"weight", 1}}};
+    refused(j, errc::invalid_document, "overrides[0].weight");
+    j["overrides"] = {{{"key", "k"}, {"node", "a"}}, {{"key", "k"}, {"node", "b"}}};
+    refused(j, errc::invalid_override, "overrides[1].key");
+    j["overrides"] = json::array();
+    for (std::size_t i = 0; i <= keyplace::max_overrides; ++i) {
+        j["overrides"].push_back({{"key", "k" + std::to_string(i)}, {"node", "a"}});
+    }
+    refused(j, errc::invalid_override, "overrides");
+    // What the build checks: the node and the key.
+    j["overrides"] = {{{"key", "k"}, {"node", "a"}}, {{"key", "hot"}, {"node", "zz"}}};
+    build_refused(j, errc::unknown_id, "overrides[1]");
+    j["overrides"] = {{{"key", "k"}, {"node", "c"}}};  // joining
+    build_refused(j, errc::invalid_state, "overrides[0]");
+    j["overrides"] = {{{"key", ""}, {"node", "a"}}};
+    build_refused(j, errc::invalid_override, "overrides");
+    j["overrides"] = {{{"key", std::string(1025, 'x')}, {"node", "a"}}};
+    build_refused(j, errc::invalid_override, "overrides[0]");
+}

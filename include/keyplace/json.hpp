@@ -357,8 +357,8 @@ public:
             return f;
         }
         static constexpr std::string_view fields[] = {"format",      "cluster",     "epoch", "parent_epoch",
-                                                      "strategy",    "replication", "nodes", "fingerprint",
-                                                      "probe",       "metadata"};
+                                                      "strategy",    "replication", "nodes", "overrides",
+                                                      "fingerprint", "probe",       "metadata"};
         if (auto f = known(doc, top, fields, "a snapshot document")) {
             return f;
         }
@@ -387,6 +387,9 @@ public:
             return f;
         }
         if (auto f = nodes(doc, top / "nodes", d.nodes)) {
+            return f;
+        }
+        if (auto f = overrides(doc, top / "overrides", d.overrides)) {
             return f;
         }
         if (auto f = digest(doc, top / "fingerprint", d.fingerprint)) {
@@ -811,6 +814,49 @@ private:
                      });
     }
 
+    /// [{"key": K, "node": ID}, ...]; the build checks the keys and nodes.
+    auto overrides(const value& doc, const path& at, std::vector<key_override>& out) -> failure {
+        out.clear();
+        const value* list = find(doc, at.key);
+        if (list == nullptr) {
+            return {};
+        }
+        if (list->type != value::kind::array) {
+            return bad(errc::invalid_document, at, shown(*list) + " is not an array");
+        }
+        if (list->items.size() > max_overrides) {
+            return bad(errc::invalid_override, at, std::to_string(list->items.size()) +
+                                                       " overrides; a snapshot holds at most " +
+                                                       std::to_string(max_overrides));
+        }
+        std::unordered_map<std::string_view, std::size_t> seen;
+        for (std::size_t i = 0; i < list->items.size(); ++i) {
+            const path p = at[i];
+            const value& o = list->items[i];
+            if (o.type != value::kind::object) {
+                return bad(errc::invalid_document, p, shown(o) + " is not an object");
+            }
+            static constexpr std::string_view fields[] = {"key", "node"};
+            if (auto f = known(o, p, fields, "an override")) {
+                return f;
+            }
+            key_override entry;
+            if (auto f = text(o, p / "key", true, entry.key)) {
+                return f;
+            }
+            if (auto f = text(o, p / "node", true, entry.node)) {
+                return f;
+            }
+            const auto [it, fresh] = seen.emplace(find(o, "key")->text, i);
+            if (!fresh) {
+                return bad(errc::invalid_override, p / "key",
+                           quote(entry.key) + " is also the key of overrides[" + std::to_string(it->second) + "]");
+            }
+            out.push_back(std::move(entry));
+        }
+        return {};
+    }
+
     auto metadata(const value& doc, const path& at, snapshot_metadata& out) -> failure {
         out = {};
         const value* m = nullptr;
@@ -850,6 +896,14 @@ inline auto build_error_path(const failure& f, const snapshot_description& d) ->
     const std::string& m = f.message();
     if (f.code() == errc::fingerprint_mismatch) {
         return m.find("probe digest") != std::string::npos ? "probe" : "fingerprint";
+    }
+    if (f.code() == errc::invalid_override || m.rfind("override of key ", 0) == 0) {
+        for (std::size_t i = 0; i < d.overrides.size(); ++i) {
+            if (m.find("key " + quote(d.overrides[i].key)) != std::string::npos) {
+                return "overrides[" + std::to_string(i) + "]";
+            }
+        }
+        return "overrides";
     }
     for (const std::string_view lead : {"node ", "server "}) {
         if (m.rfind(lead, 0) != 0) {
@@ -969,6 +1023,13 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
         nodes.push_back(std::move(j));
     }
     doc["nodes"] = std::move(nodes);
+    if (!d.overrides.empty()) {
+        ordered_json list = ordered_json::array();
+        for (const auto& o : d.overrides) {
+            list.push_back({{"key", o.key}, {"node", o.node}});
+        }
+        doc["overrides"] = std::move(list);
+    }
     if (d.fingerprint) {
         doc["fingerprint"] = d.fingerprint->hex();
     }
