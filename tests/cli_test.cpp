@@ -831,6 +831,56 @@ TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snaps
     CHECK_THAT(sh.out, Catch::Matchers::Contains("\"expected_moved\":" + keyplace::detail::json_number(exact.moved)));
 }
 
+TEST_CASE("cli: overrides through snapshot create and next, honored by locate --snapshot, plan and shadow",
+          "[cli][snapshot][overrides]") {
+    const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu",
+                                  "--override", "hot:1=b,q=x=c"});
+    REQUIRE(created.status == 0);
+    keyplace::snapshot_description d;
+    d.cluster = "eu";
+    d.nodes = {{"a"}, {"b"}, {"c"}};
+    d.overrides = {{"hot:1", "b"}, {"q=x", "c"}};  // split at the last '=': the key keeps its own
+    const auto s = keyplace::snapshot::build(d);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"" + s.fingerprint().hex() + "\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"overrides\": ["));
+    const auto p1 = temp_file("kp_cli_o1.json", created.out);
+    CHECK(run_cli({"locate", "--snapshot", p1}, "hot:1\nq=x\nuser:7\n").out ==
+          "b\nc\n" + s.owner("user:7").id + "\n");
+    // next: move hot:1 to a, drop q=x; the plan lists the two keys that change.
+    const auto next = run_cli({"snapshot", "next", p1, "--override", "hot:1=a", "--drop-override", "q=x"});
+    REQUIRE(next.status == 0);
+    const auto two = keyplace::load_snapshot_json(next.out);
+    REQUIRE(two.overrides().size() == 1);
+    CHECK(two.overrides()[0] == keyplace::key_override{"hot:1", "a"});
+    CHECK(two.owner("q=x").id == s.nodes()[s.current().strategy_owner("q=x")].id);  // the strategy's again
+    const auto p2 = temp_file("kp_cli_o2.json", next.out);
+    CHECK(run_cli({"locate", "--snapshot", p2}, "hot:1\n").out == "a\n");
+    const auto plan = run_cli({"plan", p1, p2, "--json"});
+    REQUIRE(plan.status == 0);
+    CHECK(plan.out == keyplace::plan_transfer(s, two).to_json() + "\n");
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("{\"key\":\"hot:1\",\"before\":[\"b\"],\"after\":[\"a\"]"));
+    const auto sh = run_cli({"shadow", p1, p2, "--json"}, "hot:1\nhot:1\nuser:7\n");
+    REQUIRE(sh.status == 0);
+    CHECK_THAT(sh.out, Catch::Matchers::Contains("\"keys_moved\":1,\"requests_moved\":2"));
+    // Refusals: the library's, naming the value, and the CLI's own.
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--override", "k=zz"}),
+                   2, "override of key 'k': node 'zz' is not in the snapshot");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--states", "b=joining", "--override", "k=b"}),
+                   2, "node 'b' is joining; an override names an active node");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--override", "=a"}),
+                   2, "the key is empty");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--override", "k"}),
+                   2, "--override entry 'k' is not KEY=ID");
+    expect_failure(run_cli({"snapshot", "next", p1, "--drop-override", "nope"}), 2,
+                   "--drop-override: key 'nope' has no override in the snapshot");
+    expect_failure(run_cli({"snapshot", "next", p1, "--states", "b=leaving"}), 1,
+                   "override of key 'hot:1': node 'b' is leaving");
+}
+
 TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][snapshot][errors]") {
     expect_failure(run_cli({"snapshot"}), 2, "snapshot needs a subcommand: create, next, verify or diff");
     expect_failure(run_cli({"snapshot", "frob"}), 2, "unknown command 'snapshot frob'");

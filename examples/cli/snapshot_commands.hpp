@@ -15,6 +15,7 @@
 #include <keyplace/snapshot.hpp>
 #include <keyplace/transfer_plan.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <istream>
 #include <map>
@@ -58,6 +59,11 @@ inline constexpr number_option<std::uint32_t> sample_option{
     {"sample-per-million", "R", "keys sampled per million, by key hash"}, 1'000'000, 0, 1'000'000};
 inline constexpr number_option<std::size_t> max_ranges_option{
     {"max-ranges", "N", "text output: list at most N ranges"}, 20, 0};
+
+inline constexpr plain_option override_option{
+    {"override", "KEY=ID,...", "place each KEY on node ID whatever the strategy says (the snapshot's overrides)"}};
+inline constexpr plain_option drop_override_option{
+    {"drop-override", "KEY,...", "remove these keys' overrides (before --override applies)"}};
 
 /// A snapshot document read from a file: parsed strictly, its stated digests verified.
 inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const keyplace::snapshot> {
@@ -177,6 +183,38 @@ inline auto built_document(const parsed_args& a, keyplace::snapshot_description&
     return keyplace::write_snapshot_json(*s);
 }
 
+/// --drop-override KEY,... then --override KEY=ID,... (split at the last '=': a key may hold one;
+/// a key or id holds no ','). An override of a key already overridden replaces it.
+inline void apply_overrides(const parsed_args& a, std::vector<keyplace::key_override>& overrides) {
+    if (const auto drop = a.get(drop_override_option.spec)) {
+        for (const auto key : split(*drop, ',')) {
+            const auto it = std::find_if(overrides.begin(), overrides.end(),
+                                         [&](const keyplace::key_override& o) { return o.key == key; });
+            if (it == overrides.end()) {
+                usage_error("--drop-override: key " + quote(key) + " has no override in the snapshot");
+            }
+            overrides.erase(it);
+        }
+    }
+    if (const auto add = a.get(override_option.spec)) {
+        for (const auto item : split(*add, ',')) {
+            const auto eq = item.rfind('=');
+            if (eq == std::string_view::npos) {
+                usage_error("--override entry " + quote(item) + " is not KEY=ID");
+            }
+            const std::string key(item.substr(0, eq));
+            const std::string id(item.substr(eq + 1));
+            const auto it = std::find_if(overrides.begin(), overrides.end(),
+                                         [&](const keyplace::key_override& o) { return o.key == key; });
+            if (it != overrides.end()) {
+                it->node = id;
+            } else {
+                overrides.push_back({key, id});
+            }
+        }
+    }
+}
+
 template <class E>
 auto snapshot_create(const parsed_args& a) -> std::string {
     keyplace::snapshot_description d;
@@ -210,6 +248,7 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             d.strategy.params["spread"] = spread;
         }
     }
+    apply_overrides(a, d.overrides);
     return built_document(a, d);
 }
 
@@ -237,6 +276,7 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
         }
     }
     apply_states(a, d.nodes, "the snapshot or --add");
+    apply_overrides(a, d.overrides);
     return built_document(a, d);
 }
 
@@ -414,7 +454,8 @@ struct snapshot_create_command {
     static constexpr auto options() {
         return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
                           &parent_epoch_option, &states_option, &addresses_option, &copies_option,
-                          &copies_spread_option, &reason_option, &author_option, &created_option, &json_flag};
+                          &copies_spread_option, &reason_option, &author_option, &created_option, &json_flag,
+                          &override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string {
         return with_strategy(a, strategy_options,
@@ -427,12 +468,12 @@ struct snapshot_create_command {
 struct snapshot_next_command {
     static constexpr std::string_view name = "snapshot next";
     static constexpr std::string_view help =
-        "the next epoch of a snapshot: nodes added (joining) and states changed; a partition table carried";
+        "the next epoch of a snapshot: nodes added (joining), states and overrides changed; a partition table carried";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() {
         return std::tuple{&file_option, &add_nodes_option, &states_option, &reason_option, &author_option,
-                          &created_option};
+                          &created_option, &override_option, &drop_override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return snapshot_next(a); }
 };
