@@ -7,6 +7,7 @@
 #include <keyplace/spread.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -186,4 +187,45 @@ TEST_CASE("spread: a width of 0 or above 64 is refused, naming it", "[spread]") 
     CHECK_FALSE(err);
     CHECK(w->value() == 64);
     CHECK(ring.size() == 4);  // the strategy is a value: nothing to change
+}
+
+TEST_CASE("spread: a join moves the reads of keys whose first k change, only to the joiner or an old copy",
+          "[spread]") {
+    // Rendezvous 100 -> 101 nodes, k = 3, 10^5 keys with one salt each. The joiner enters a key's
+    // first 3 with probability 3/101, at a position j uniform in 0..2; the reads whose index is
+    // >= j change (the joiner takes index j, the nodes after it shift), so the moved fraction is
+    // (3/101) * (3 + 2 + 1)/9 = 2/101 = (k + 1) / (2 (n + 1)), and the joiner's share is 1/101 (the
+    // minimum any placement must move). Bounds: four binomial standard deviations over 10^5.
+    std::vector<keyplace::node> nodes = make_nodes(100);
+    const auto before = keyplace::rendezvous::build(nodes);
+    nodes.push_back({"joiner"});
+    const auto after = keyplace::rendezvous::build(nodes);
+    const auto k = spread_width::make(3);
+    constexpr std::size_t keys = 100'000;
+    std::size_t moved = 0;
+    std::size_t to_joiner = 0;
+    std::size_t elsewhere = 0;
+    std::vector<node_index> first(3);
+    for (std::size_t i = 0; i < keys; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        const std::uint64_t salt = i * 7919;
+        const auto& was = keyplace::locate_spread(before, key, k, salt);
+        const auto& now = keyplace::locate_spread(after, key, k, salt);
+        if (was.id == now.id) {
+            continue;
+        }
+        ++moved;
+        if (now.id == "joiner") {
+            ++to_joiner;
+            continue;
+        }
+        REQUIRE(keyplace::locate_n(before, key, first) == 3);
+        const bool held = std::any_of(first.begin(), first.end(), [&](node_index c) { return before.node(c).id == now.id; });
+        elsewhere += held ? 0 : 1;
+    }
+    const double p_moved = 2.0 / 101.0;
+    const double p_joiner = 1.0 / 101.0;
+    CHECK(std::abs(static_cast<double>(moved) / keys - p_moved) < 4 * sigma(p_moved, keys));
+    CHECK(std::abs(static_cast<double>(to_joiner) / keys - p_joiner) < 4 * sigma(p_joiner, keys));
+    CHECK(elsewhere == 0);  // every other moved read goes to a node that already held a copy
 }
