@@ -13,7 +13,8 @@
 // Families, by harness (bench_support.hpp):
 //   throughput (time_lookups, prepared keys or points, independent lookups):
 //     hash_only, ring_pick, ring_locate, lower_bound_pick, branchless_lower_bound_pick,
-//     map_ring_pick, rendezvous_pick, jump_pick, maglev_pick, maglev_locate, compat_*_locate,
+//     map_ring_pick, rendezvous_pick, jump_pick, maglev_pick, maglev_locate, ring_spread3_pick,
+//     rendezvous_spread3_pick (hot-key spreading over 3 copies), compat_*_locate,
 //     libmemcached_ketama_locate
 //   latency chain (time_chain, the next key depends on the previous owner):
 //     hash_chain, ring_locate_chain, maglev_locate_chain
@@ -103,6 +104,18 @@ constexpr auto map_owner = [](const map_ring& m, std::uint64_t p) {
 };
 constexpr auto map_reference = [](const map_ring& m, std::uint64_t p) { return m.ring.pick(p); };
 
+// Hot-key spreading (spread.hpp) over k = 3 copies, the salt a function of the point so each
+// lookup draws another copy; checked against pick_n's first 3 and the index rule.
+const auto spread3 = keyplace::spread_width::make(3);
+constexpr auto spread3_owner = [](const auto& s, std::uint64_t p) noexcept {
+    return keyplace::pick_spread(s, p, spread3, ~p);
+};
+constexpr auto spread3_reference = [](const auto& s, std::uint64_t p) {
+    keyplace::node_index first[3];
+    const std::size_t m = s.pick_n(p, first);
+    return first[keyplace::spread_index(p, ~p, m)];
+};
+
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 // libmemcached 1.1's own weighted ketama (MD5 of the key, 160 points per server): a real peer
 // doing the same job, hashing included. Compare with compat_ketama_locate at the same server
@@ -180,6 +193,9 @@ auto main(int argc, char** argv) -> int {
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
     pick_benchmark("maglev_pick", maglev_m)->Apply(maglev_sizes);
     locate_benchmark("maglev_locate", maglev_m)->Apply(maglev_sizes);
+    lookup_benchmark("ring_spread3_pick", points(), ring_nv, spread3_owner, spread3_reference)->Args({100, 160});
+    lookup_benchmark("rendezvous_spread3_pick", points(), [](auto& s) { return rendezvous_of(nodes(arg(s))); },
+                     spread3_owner, spread3_reference)->Arg(100);
 
     // Latency: each key's bytes depend on the previous owner; the hash chain is its floor.
     chain_benchmark("hash_chain", no_structure, hash_owner);
