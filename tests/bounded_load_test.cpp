@@ -586,3 +586,46 @@ TEST_CASE("bounded: weighted requests fit their caps or go where they overshoot 
         CHECK(load[i] <= caps.cap(ni(i), total) + 3);
     }
 }
+
+TEST_CASE("bounded: golden table from the independent Python generator", "[bounded][golden]") {
+    // tests/golden/bounded_native_v1.txt, printed by tests/golden/generate_bounded_native.py
+    // from the README's text (ctest golden.bounded_generator_reproduces_table re-runs it).
+    const auto records = golden_records("bounded_native_v1.txt");
+    std::vector<node> nodes;
+    std::vector<std::uint64_t> points;
+    std::vector<std::uint32_t> weights;
+    std::vector<std::string> owners;
+    std::uint32_t vnodes = 0;
+    double c = 0;
+    std::size_t cases = 0;
+    std::size_t checked = 0;
+    for (const auto& f : records) {
+        if (f[0] == "keyplace-bounded-golden") {
+            REQUIRE(f[1] == "1");
+        } else if (f[0] == "case") {
+            nodes.clear();
+            points.clear();
+            weights.clear();
+            owners.clear();
+            vnodes = static_cast<std::uint32_t>(parse_u64(f[3]));
+            c = std::stod(f[5]);
+        } else if (f[0] == "node") {
+            nodes.push_back({f[1], std::stod(f[2])});
+        } else if (f[0] == "request") {
+            CHECK(keyplace::xxh3{}(f[1]) == parse_u64(f[2]));
+            points.push_back(parse_u64(f[2]));
+            weights.push_back(static_cast<std::uint32_t>(parse_u64(f[3])));
+            owners.push_back(f[4]);
+        } else if (f[0] == "end") {
+            const auto r = keyplace::ring::build(nodes, {.vnodes = vnodes});
+            const auto got = keyplace::bounded_assign(r, points, weights, {.load_factor = c});
+            for (std::size_t k = 0; k < got.size(); ++k) {
+                CHECK(r.nodes()[got[k].value].id == owners[k]);
+                ++checked;
+            }
+            ++cases;
+        }
+    }
+    CHECK(cases == 3);
+    CHECK(checked == 470);
+}
