@@ -17,6 +17,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
