@@ -25,6 +25,8 @@
 //     fresh_ring_locate_batch, fresh_ring_floor_batch
 #include "bench_support.hpp"
 
+#include <keyplace/bounded_load.hpp>
+
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 #include <libmemcached/memcached.h>
 #endif
@@ -174,6 +176,42 @@ void maglev_build(benchmark::State& state) {
     }
 }
 
+
+// Bounded loads (bounded_load.hpp) over the ring of N nodes x 160 points (N the argument), beside
+// ring_pick/N/160 in the same run: the live form's acquire + release of one request with 2^14
+// others held (so the caps bind, c = 1.25), and the batch form's cost per request for the 2^16
+// prepared points.
+void bounded_acquire_release(benchmark::State& state) {
+    const auto r = ring_of(nodes(arg(state)), {.vnodes = 160});
+    auto tracker = keyplace::load_tracker<keyplace::ring>::build(r);
+    const auto pts = points();
+    const std::size_t mask = pts.size() - 1;
+    std::vector<keyplace::load_tracker<keyplace::ring>::token> held;
+    for (std::size_t k = 0; k < (std::size_t{1} << 14); ++k) {
+        held.push_back(tracker.acquire_point(pts[(k * 7919) & mask]));
+    }
+    std::uint64_t sum = 0;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        auto t = tracker.acquire_point(pts[i++ & mask]);
+        sum += t.node().value;
+    }
+    benchmark::DoNotOptimize(sum);
+    if (tracker.in_flight() != held.size()) {
+        detail::fail(state, "bounded_acquire_release", "requests left in flight");
+    }
+}
+void bounded_assign_per_key(benchmark::State& state) {
+    const auto r = ring_of(nodes(arg(state)), {.vnodes = 160});
+    const auto pts = points();
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        const auto owners = keyplace::bounded_assign(r, pts);
+        sum += owners[0].value;
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(pts.size()));
+}
 }  // namespace
 
 // One line per benchmark: a name, what to build from the arguments, and the arguments.
@@ -232,5 +270,7 @@ auto main(int argc, char** argv) -> int {
     RegisterBenchmark("sort_points", sort_points)->Args({10, 160})->Apply(target_rings)->Unit(kMillisecond);
     RegisterBenchmark("rendezvous_build", rendezvous_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     RegisterBenchmark("maglev_build", maglev_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
+    RegisterBenchmark("bounded_acquire_release", bounded_acquire_release)->Arg(10)->Arg(100);
+    RegisterBenchmark("bounded_assign_per_key", bounded_assign_per_key)->Arg(10)->Arg(100)->Unit(kMillisecond);
     return run(argc, argv);
 }

@@ -1378,3 +1378,60 @@ TEST_CASE("cli: locate --snapshot streams as locate does", "[cli][stream][snapsh
     std::filesystem::remove(path);
 }
 #endif
+
+TEST_CASE("cli: locate --load-factor assigns the input as one batch of held requests", "[cli][bounded]") {
+    // Maglev M = 7 over a, b, c (tests/golden/maglev_native_v1.txt, case "seven": entries
+    // 2,1,1,0,2,0,0, so slot 0 is c, slots 1 and 2 b, slot 3 a). Three requests at point 0 with
+    // c = 1: caps ceil(T/3) = 1 for T = 1, 2, 3; the first takes c, the second finds c full and
+    // walks to slot 1 (b), the third passes c and b (slots 1 and 2) and takes a (slot 3).
+    const std::vector<std::string_view> base{"locate", "--strategy", "maglev", "--nodes", "c,a,b", "--table-size",
+                                             "7", "--prehashed", "--load-factor"};
+    const auto with = [&](std::string_view c) {
+        auto args = base;
+        args.push_back(c);
+        const std::vector<std::string_view> v(args);
+        std::istringstream in("0\n0\n0\n");
+        std::ostringstream out;
+        std::ostringstream err;
+        const int status = keyplace_cli::run(v, in, out, err);
+        return result{status, out.str(), err.str()};
+    };
+    CHECK(with("1").out == "c\nb\na\n");
+    CHECK(with("inf").out == "c\nc\nc\n");
+    // 1.25: caps ceil(1.25 T / 3) = 1, 1, 2: c, b, then c again.
+    CHECK(with("1.25").out == "c\nb\nc\n");
+    // Envoy's rules, factor 0, are the plain Envoy strategy; HAProxy's run over a ring.
+    const std::string keys = numbered_keys(50);
+    CHECK(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b,c", "--load-factor", "envoy:0"}, keys).out ==
+          run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b,c"}, keys).out);
+    const auto h = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c", "--load-factor", "haproxy:150"}, keys);
+    CHECK(h.status == 0);
+    CHECK(std::count(h.out.begin(), h.out.end(), '\n') == 50);
+    CHECK(run_cli({"locate", "--strategy", "envoy-maglev", "--nodes", "a,b,c", "--load-factor", "envoy:125", "--json"},
+                  "k\n")
+              .out.rfind("{\"owners\":[\"", 0) == 0);
+}
+
+TEST_CASE("cli: --load-factor is refused where it does not apply, naming the value", "[cli][bounded][errors]") {
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--load-factor", "1.25"}, "k\n"), 2,
+                   "--load-factor needs a strategy with a preference order");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--load-factor", "0.5"}, "k\n"), 2,
+                   "load factor 0.5 is below 1");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--load-factor", "nan"}, "k\n"), 2,
+                   "load factor nan is not a number");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--load-factor", "lots"}, "k\n"), 2,
+                   "--load-factor 'lots' is not a number");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--load-factor", "haproxy:100"}, "k\n"),
+                   2, "must be 0 or greater than 100");
+    expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b", "--load-factor", "haproxy:150"}, "k\n"),
+                   2, "haproxy:F needs a ring");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a,b", "--load-factor", "envoy:99"}, "k\n"),
+                   2, "hash_balance_factor 99 is below 100");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--load-factor", "envoy:125"}, "k\n"), 2,
+                   "envoy:F needs --strategy envoy-ring or envoy-maglev");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a=1.5,b", "--load-factor", "haproxy:150"}, "k\n"),
+                   2, "weight 1.5 is not a whole number from 1 to 256");
+    expect_failure(
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--load-factor", "1.25"}, "k\n"),
+        2, "--load-factor and --replicas exclude each other");
+}

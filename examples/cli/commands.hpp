@@ -4,6 +4,7 @@
 #define KEYPLACE_EXAMPLES_CLI_COMMANDS_HPP_INCLUDED
 
 #include "args.hpp"
+#include "bounded_commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "planning_commands.hpp"
@@ -177,11 +178,44 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
             });
         }
     }
+    std::optional<bounded_request> bounded;
+    if (const auto c = a.get(load_factor_option.spec)) {
+        if (!has_order<E>) {
+            usage_error("--load-factor needs a strategy with a preference order (" +
+                        join(ordered_strategy_names(), ", ", ", ") + ")");
+        }
+        if (policy) {
+            usage_error("--load-factor and --replicas exclude each other");
+        }
+        bounded = parse_bounded(*c);
+    }
     const bool json = a.has(json_flag.spec);
     const bool prehashed = a.has(prehashed_flag.spec);
     const std::string nodes = a.value(nodes_option.spec);
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
+        if constexpr (keyplace::ordered_placement_strategy<S>) {
+            if (bounded) {
+                // Every request is held to the end: read them all, then assign the batch.
+                std::vector<std::uint64_t> all;
+                key_reader reader(in, io.stream.block_lines);
+                while (reader.next()) {
+                    const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
+                    all.insert(all.end(), points.begin(), points.end());
+                }
+                held_output held(io.stream.held_bytes);
+                key_results results(held, json, "{\"owners\":[");
+                std::vector<keyplace::node_index> got;
+                from_specs({nodes}, [&] { got = bounded_owners(s, all, *bounded, E::name); });
+                for (const auto i : got) {
+                    const std::string_view id = s.nodes()[i.value].id;
+                    results.add(json ? json_string(id) : std::string(id));
+                }
+                results.finish("}");
+                held.commit(*io.out);
+                return "";
+            }
+        }
         std::optional<replica_rule> rule;
         from_specs({nodes}, [&] {
             if constexpr (keyplace::ordered_placement_strategy<S>) {
@@ -377,10 +411,12 @@ struct locate_command {
     static constexpr auto options() {
 #if KEYPLACE_CLI_SNAPSHOTS
         return std::tuple{&strategy_option, &nodes_option, &prehashed_flag,  &replicas_option, &spread_option,
-                          &shortfall_option, &json_flag, &quiet_flag, &snapshot_option, &write_set_flag};
+                          &shortfall_option, &json_flag, &quiet_flag, &snapshot_option, &write_set_flag,
+                          &load_factor_option};
 #else
         return std::tuple{&strategy_option, &nodes_option,     &prehashed_flag, &replicas_option,
-                          &spread_option,   &shortfall_option, &json_flag,      &quiet_flag};
+                          &spread_option,   &shortfall_option, &json_flag,      &quiet_flag,
+                          &load_factor_option};
 #endif
     }
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
