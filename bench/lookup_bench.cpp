@@ -160,6 +160,12 @@ void maglev_build(benchmark::State& state) {
         benchmark::DoNotOptimize(maglev_of(members).size());
     }
 }
+void multiprobe_build(benchmark::State& state) {
+    const auto members = nodes(arg(state));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(multiprobe_of(members).size());
+    }
+}
 
 }  // namespace
 
@@ -216,5 +222,14 @@ auto main(int argc, char** argv) -> int {
     RegisterBenchmark("sort_points", sort_points)->Args({10, 160})->Apply(target_rings)->Unit(kMillisecond);
     RegisterBenchmark("rendezvous_build", rendezvous_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     RegisterBenchmark("maglev_build", maglev_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
+    // Multi-probe at K = 21 (and 5, 41 at 100 nodes): K successor searches a lookup; go-mpchash
+    // with its two SipHash-2-4 key hashes included (its locate hashes the key bytes twice).
+    pick_benchmark("multiprobe_pick", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
+    pick_benchmark("multiprobe_pick_k", [](auto& s) {
+        return multiprobe_of(nodes(100), {.probes = static_cast<std::uint32_t>(arg(s))});
+    })->Arg(5)->Arg(41);
+    locate_benchmark("multiprobe_locate", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(100)->Arg(1000);
+    locate_benchmark("compat_mpchash_locate", [](auto& s) { return mpchash_of(nodes(arg(s))); })->Arg(100)->Arg(1000);
+    RegisterBenchmark("multiprobe_build", multiprobe_build)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     return run(argc, argv);
 }
