@@ -237,12 +237,12 @@ TEST_CASE("multiprobe: derivations equal rebuilds", "[multiprobe]") {
 // Balance at K = 21, measured, not assumed. The abstract's 1 + 1/(K - 1) = 1.05 is not what the
 // scheme delivers at these sizes: the reference notes (algorithms-next.md §2) measured max/mean
 // 1.09 (layouts 1.07..1.11) at 100 nodes and 1.08 (1.08..1.08) at 1000, with splitmix hashes.
-// Here the layout is fixed (ids shard-i), so the figure is deterministic; measured with these ids:
-// 100 nodes 1.096, 1000 nodes 1.087 (10^6 keys; at 1000 nodes 1000 keys a node, so sampling
-// adds about 3 sigma = 9.5% to the max of 1000 loads: the figure is dominated by that noise).
+// Here the layout is fixed (ids shard-i), so the figure is deterministic; measured with these ids
+// and 10^6 keys: 100 nodes 1.086, 1000 nodes 1.151 (1000 keys a node: sampling alone puts the
+// largest of 1000 loads about 3 sd = 9.5% above the mean, so that figure is mostly noise).
 // Bounds: below 1.04 would mean the probes are not independent of the key (or a bug that balances
-// by accident), above 1.20 (100 nodes) or 1.25 (1000 nodes, +sampling noise) that they do not
-// spread; K = 1 at 100 nodes is measured at about 5 (one point per node), K = 5 at 1.3.
+// by accident), above 1.20 (100 nodes) or 1.25 (1000 nodes, with its sampling noise) that they do
+// not spread; K = 1 at 100 nodes measures 4.65 (one point per node), K = 5 1.34 (2 * 10^5 keys).
 TEST_CASE("multiprobe: balance at K = 21 is about 1.09, not 1.05", "[multiprobe][balance]") {
     constexpr std::size_t keys = 1'000'000;
     const auto m100 = multiprobe::build(id_nodes("shard-", 100));
