@@ -214,6 +214,13 @@ private:
 [[nodiscard]] inline auto cassandra_of(std::span<const keyplace::compat::cassandra_endpoint> endpoints) {
     return keyplace::compat::cassandra_ring::build(endpoints);
 }
+[[nodiscard]] inline auto multiprobe_of(std::span<const keyplace::node> members, keyplace::multiprobe_config config = {}) {
+    return keyplace::multiprobe::build(members, config);
+}
+/// go-mpchash at its compat_test.go settings (K = 21).
+[[nodiscard]] inline auto mpchash_of(std::span<const keyplace::node> members) {
+    return keyplace::compat::mpchash::build(members);
+}
 /// The description of a snapshot of cluster "bench" at an epoch: a ring of vnodes points per
 /// member, every member active.
 [[nodiscard]] inline auto ring_snapshot_description(std::span<const keyplace::node> members, std::uint32_t vnodes,

@@ -175,6 +175,12 @@ void maglev_build(benchmark::State& state) {
         benchmark::DoNotOptimize(maglev_of(members).size());
     }
 }
+void multiprobe_build(benchmark::State& state) {
+    const auto members = nodes(arg(state));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(multiprobe_of(members).size());
+    }
+}
 
 
 // Bounded loads (bounded_load.hpp) over the ring of N nodes x 160 points (N the argument), beside
@@ -272,5 +278,14 @@ auto main(int argc, char** argv) -> int {
     RegisterBenchmark("maglev_build", maglev_build)->Arg(10)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     RegisterBenchmark("bounded_acquire_release", bounded_acquire_release)->Arg(10)->Arg(100);
     RegisterBenchmark("bounded_assign_per_key", bounded_assign_per_key)->Arg(10)->Arg(100)->Unit(kMillisecond);
+    // Multi-probe at K = 21 (and 5, 41 at 100 nodes): K successor searches a lookup; go-mpchash
+    // with its two SipHash-2-4 key hashes included (its locate hashes the key bytes twice).
+    pick_benchmark("multiprobe_pick", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
+    pick_benchmark("multiprobe_pick_k", [](auto& s) {
+        return multiprobe_of(nodes(100), {.probes = static_cast<std::uint32_t>(arg(s))});
+    })->Arg(5)->Arg(41);
+    locate_benchmark("multiprobe_locate", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(100)->Arg(1000);
+    locate_benchmark("compat_mpchash_locate", [](auto& s) { return mpchash_of(nodes(arg(s))); })->Arg(100)->Arg(1000);
+    RegisterBenchmark("multiprobe_build", multiprobe_build)->Arg(100)->Arg(1000)->Unit(kMicrosecond);
     return run(argc, argv);
 }

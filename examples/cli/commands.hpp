@@ -160,6 +160,23 @@ auto owners(const S& s, std::span<const std::uint64_t> points) -> std::vector<st
     return ids;
 }
 
+/// Each key's owner; a strategy that looks keys up by their bytes (go-mpchash hashes a key
+/// twice, so its 64-bit point is not enough) is asked with the key, unless the lines are points.
+template <class S, class Keys>
+auto key_owners(const S& s, const Keys& keys, std::span<const std::uint64_t> points, bool prehashed)
+    -> std::vector<std::string_view> {
+    if constexpr (keyplace::detail::key_bytes_strategy<S>) {
+        if (!prehashed) {
+            std::vector<std::string_view> ids;
+            for (const auto& k : keys) {
+                ids.push_back(keyplace::locate(s, std::string_view(k)).id);
+            }
+            return ids;
+        }
+    }
+    return owners(s, points);
+}
+
 /// locate streams: a block of keys at a time, each block's results held (see held_output) and
 /// written to out once every line was valid.
 template <class E>
@@ -240,7 +257,7 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
                     results.add(render_replica_line(line, json));
                 }
             } else {
-                for (const auto id : owners(s, points)) {
+                for (const auto id : key_owners(s, reader.keys(), points, prehashed)) {
                     results.add(json ? json_string(id) : std::string(id));
                 }
             }

@@ -475,10 +475,36 @@ struct partitions_entry {
     }
 };
 
+inline constexpr number_option<std::uint32_t> probes_option{
+    {"probes", "K", "probes per key"}, keyplace::multiprobe_config{}.probes, 1, keyplace::multiprobe_max_probes};
+
+struct multiprobe_entry {
+    static constexpr std::string_view name = "multiprobe";
+    static constexpr std::string_view help = "multi-probe consistent hashing (Appleton & O'Reilly), weight 1";
+    static constexpr auto options() { return std::tuple{&probes_option}; }
+    static auto build(const parsed_args& a, const std::string& nodes) {
+        keyplace::multiprobe_config config;
+        config.probes = probes_option.get(a);
+        return keyplace::multiprobe::build(parse_spec(nodes), config);
+    }
+};
+
+struct mpchash_entry {
+    static constexpr std::string_view name = "mpchash";
+    static constexpr std::string_view help =
+        "go-mpchash (SipHash-2-4), buckets in the order given, weight 1; --prehashed points are H(key, 1)";
+    static constexpr auto options() { return std::tuple{&probes_option}; }
+    static auto build(const parsed_args& a, const std::string& nodes) {
+        keyplace::multiprobe_config config;
+        config.probes = probes_option.get(a);
+        return keyplace::compat::mpchash::build(parse_spec(nodes), config);
+    }
+};
+
 using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, maglev_entry, modulo_entry,
                               envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
                               ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
-                              redis_entry, tokens_entry, partitions_entry>;
+                              redis_entry, tokens_entry, partitions_entry, multiprobe_entry, mpchash_entry>;
 
 // ---- what generic code asks of an entry -------------------------------------------------------
 

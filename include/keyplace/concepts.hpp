@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
+#include <type_traits>
 
 KEYPLACE_NAMESPACE_BEGIN
 
@@ -106,11 +108,38 @@ template <class S>
 }
 }  // namespace detail
 
+namespace detail {
+/// A strategy whose lookup needs more of a key than one 64-bit point (go-mpchash hashes the key
+/// bytes twice) takes the bytes: pick_key(bytes), pick_n_key(bytes, out).
+template <class S>
+concept key_bytes_strategy = requires(const S& s, std::span<const std::byte> bytes, std::span<node_index> out) {
+    { s.pick_key(bytes) } noexcept -> std::same_as<node_index>;
+    { s.pick_n_key(bytes, out) } noexcept -> std::same_as<std::size_t>;
+};
+
+/// f(bytes) for a key's bytes as hash_key() hashes them.
+template <class Key, class F>
+[[nodiscard]] auto with_key_bytes(const Key& key, F&& f) noexcept {
+    if constexpr (integer_key<Key>) {
+        const auto bytes = key_bytes(key);
+        return f(std::span<const std::byte>(bytes));
+    } else if constexpr (std::is_convertible_v<const Key&, std::span<const std::byte>>) {
+        return f(std::span<const std::byte>(key));
+    } else {
+        return f(key_bytes(std::string_view(key)));
+    }
+}
+}  // namespace detail
+
 /// The node that owns key (string bytes, a byte span, or an integer hashed as its
 /// little-endian bytes) under strategy s, hashing it with the strategy's declared key hash.
 template <placement_strategy S, class Key>
 [[nodiscard]] auto locate(const S& s, const Key& key) noexcept -> const node& {
-    return s.node(s.pick(hash_key(typename S::key_hash{}, key)));
+    if constexpr (detail::key_bytes_strategy<S>) {
+        return s.node(detail::with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return s.pick_key(b); }));
+    } else {
+        return s.node(s.pick(hash_key(typename S::key_hash{}, key)));
+    }
 }
 
 /// Looks up n = min(points.size(), out.size()) points, out[i] = s.pick(points[i]), and returns
@@ -138,6 +167,12 @@ template <placement_strategy S, class Key>
     -> std::size_t {
     constexpr std::size_t block = 16;
     const std::size_t n = keys.size() < out.size() ? keys.size() : out.size();
+    if constexpr (detail::key_bytes_strategy<S>) {
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = &locate(s, keys[i]);
+        }
+        return n;
+    }
     std::uint64_t points[block];
     node_index owners[block];
     for (std::size_t at = 0; at < n; at += block) {
@@ -158,7 +193,11 @@ template <placement_strategy S, class Key>
 template <ordered_placement_strategy S, class Key>
 [[nodiscard]] auto locate_n(const S& s, const Key& key, std::span<node_index> out) noexcept
     -> std::size_t {
-    return s.pick_n(hash_key(typename S::key_hash{}, key), out);
+    if constexpr (detail::key_bytes_strategy<S>) {
+        return detail::with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return s.pick_n_key(b, out); });
+    } else {
+        return s.pick_n(hash_key(typename S::key_hash{}, key), out);
+    }
 }
 
 KEYPLACE_NAMESPACE_END

@@ -14,6 +14,7 @@
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
+#include <keyplace/multiprobe.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/rendezvous.hpp>
@@ -21,6 +22,7 @@
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/mpchash.hpp>
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 #include <keyplace/ring.hpp>
