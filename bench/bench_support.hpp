@@ -201,6 +201,27 @@ private:
 [[nodiscard]] inline auto partitions_of(std::span<const keyplace::node> members, keyplace::partitions_config config = {}) {
     return keyplace::partitions::build(members, config);
 }
+/// S (anchor, anchor_compact, memento) over the members, then without `percent` % of them in a
+/// fixed pseudo-random order (the removal history is the state these strategies keep). Anchor's
+/// capacity is the member count.
+template <class S>
+[[nodiscard]] auto removed_of(std::span<const keyplace::node> members, std::size_t percent) -> S {
+    S s = [&] {
+        if constexpr (std::is_same_v<typename S::config_type, keyplace::anchor_config>) {
+            return S::build(members, keyplace::anchor_config{static_cast<std::uint32_t>(members.size()), {}});
+        } else {
+            return S::build(members);
+        }
+    }();
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (std::size_t r = members.size() * percent / 100; r > 0; --r) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s = s.without(s.nodes()[x % s.size()].id);
+    }
+    return s;
+}
 /// libmemcached's MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED continuum.
 [[nodiscard]] inline auto ketama_of(std::span<const keyplace::compat::ketama_server> servers) {
     return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted, servers);

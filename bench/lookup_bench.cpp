@@ -236,6 +236,19 @@ auto main(int argc, char** argv) -> int {
     pick_benchmark("rendezvous_pick", [](auto& s) { return rendezvous_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
     pick_benchmark("maglev_pick", maglev_m)->Apply(maglev_sizes);
+    // AnchorHash (capacity N) and MementoHash over N nodes, after removing 0, 10 or 50 % of them.
+    const auto removal_args = [](benchmark::internal::Benchmark* b) {
+        b->ArgsProduct({{100, 1000}, {0, 10, 50}});
+    };
+    pick_benchmark("anchor_pick", [](auto& s) {
+        return removed_of<keyplace::anchor>(nodes(arg(s, 0)), arg(s, 1));
+    })->Apply(removal_args);
+    pick_benchmark("anchor_compact_pick", [](auto& s) {
+        return removed_of<keyplace::anchor_compact>(nodes(arg(s, 0)), arg(s, 1));
+    })->Apply(removal_args);
+    pick_benchmark("memento_pick", [](auto& s) {
+        return removed_of<keyplace::memento>(nodes(arg(s, 0)), arg(s, 1));
+    })->Apply(removal_args);
     locate_benchmark("maglev_locate", maglev_m)->Apply(maglev_sizes);
     lookup_benchmark("ring_spread3_pick", points(), ring_nv, spread3_owner, spread3_reference)->Args({100, 160});
     lookup_benchmark("rendezvous_spread3_pick", points(), [](auto& s) { return rendezvous_of(nodes(arg(s))); },

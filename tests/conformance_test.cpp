@@ -242,5 +242,37 @@ TEST_CASE("conformance: go-mpchash", "[conformance][multiprobe]") {
         .balance_bound = 1.30,
         .order = input_order::kept,
         .weighting = weights::refused,
+TEST_CASE("conformance: anchor, capacity 16", "[conformance][anchor]") {
+    // Each working bucket's share is exactly 1/N, so the bound is sampling noise. Nodes take
+    // buckets in the order given; the removal history is the state, so joins and leaves derive.
+    run_conformance(conformance_subject<keyplace::anchor>{
+        .build = [](std::span<const keyplace::node> n) { return keyplace::anchor::build(n, {.capacity = 16, .removed = {}}); },
+        .balance_bound = sampling_bound,
+        .order = input_order::placement,
+        .weighting = weights::refused,
+        .history = true,
+    });
+}
+
+TEST_CASE("conformance: anchor, compact form", "[conformance][anchor]") {
+    run_conformance(conformance_subject<keyplace::anchor_compact>{
+        .build = [](std::span<const keyplace::node> n) {
+            return keyplace::anchor_compact::build(n, {.capacity = 16, .removed = {}});
+        },
+        .balance_bound = sampling_bound,
+        .order = input_order::placement,
+        .weighting = weights::refused,
+        .history = true,
+    });
+}
+
+TEST_CASE("conformance: memento", "[conformance][memento]") {
+    // Jump's exact 1/N shares while nothing is removed, and 1/N after removals: sampling noise.
+    run_conformance(conformance_subject<keyplace::memento>{
+        .build = [](std::span<const keyplace::node> n) { return keyplace::memento::build(n); },
+        .balance_bound = sampling_bound,
+        .order = input_order::placement,
+        .weighting = weights::refused,
+        .history = true,
     });
 }

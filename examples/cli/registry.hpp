@@ -10,9 +10,12 @@
 #include "spec.hpp"
 
 #include <keyplace/keyplace.hpp>
+#include <keyplace/anchor.hpp>
+#include <keyplace/memento.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/token_allocation.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -498,13 +501,62 @@ struct mpchash_entry {
         keyplace::multiprobe_config config;
         config.probes = probes_option.get(a);
         return keyplace::compat::mpchash::build(parse_spec(nodes), config);
+/// diff's after state for a strategy whose state is its history (anchor, memento): the before
+/// value without the ids the after list drops (in before's order), then with the ids it adds
+/// (in the after list's order), so removed buckets stay removed and re-adds are LIFO.
+template <class S>
+auto derive_members(const S& before, const std::string& nodes) -> S {
+    const auto after = parse_spec(nodes);
+    S out = before;
+    for (const auto& n : before.nodes()) {
+        const bool kept = std::any_of(after.begin(), after.end(), [&](const keyplace::node& m) { return m.id == n.id; });
+        if (!kept) {
+            out = out.without(n.id);
+        }
+    }
+    for (const auto& m : after) {
+        if (!out.find(m.id)) {
+            out = out.with(m);
+        }
+    }
+    return out;
+}
+
+struct anchor_entry {
+    static constexpr std::string_view name = "anchor";
+    static constexpr std::string_view help =
+        "AnchorHash (Mendelson et al.): the nodes take buckets 0.. of --capacity A, weight 1; diff derives removals";
+    static constexpr number_option<std::uint32_t> capacity{
+        {"capacity", "A", "AnchorHash buckets (default: the node count)"}, std::nullopt, 1,
+        keyplace::anchor_max_capacity};
+    static constexpr auto options() { return std::tuple{&capacity}; }
+    static auto build(const parsed_args& a, const std::string& nodes) {
+        const auto members = parse_spec(nodes);
+        const auto cap = capacity.find(a).value_or(static_cast<std::uint32_t>(members.size()));
+        return keyplace::anchor::build(members, keyplace::anchor_config{cap, {}});
+    }
+    static auto derive(const keyplace::anchor& before, const parsed_args&, const std::string& nodes) {
+        return derive_members(before, nodes);
+    }
+};
+
+struct memento_entry {
+    static constexpr std::string_view name = "memento";
+    static constexpr std::string_view help =
+        "MementoHash (Coluzzi et al.): jump plus a memento of removed buckets, weight 1; diff derives removals";
+    static auto build(const parsed_args&, const std::string& nodes) {
+        return keyplace::memento::build(parse_spec(nodes));
+    }
+    static auto derive(const keyplace::memento& before, const parsed_args&, const std::string& nodes) {
+        return derive_members(before, nodes);
     }
 };
 
 using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, maglev_entry, modulo_entry,
                               envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
                               ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
-                              redis_entry, tokens_entry, partitions_entry, multiprobe_entry, mpchash_entry>;
+                              redis_entry, tokens_entry, partitions_entry, multiprobe_entry, mpchash_entry,
+                              anchor_entry, memento_entry>;
 
 // ---- what generic code asks of an entry -------------------------------------------------------
 

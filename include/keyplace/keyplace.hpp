@@ -7,12 +7,14 @@
 #define KEYPLACE_KEYPLACE_HPP_INCLUDED
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/anchor.hpp>
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
+#include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/multiprobe.hpp>
 #include <keyplace/node.hpp>
