@@ -236,12 +236,22 @@ TEST_CASE("conformance: multiprobe", "[conformance][multiprobe]") {
     });
 }
 
+// go-mpchash's points are SipHash-2-4 of the ids, a layout of its own: for the suite's ten ids
+// max/mean is 1.417 over 2 * 10^5 keys whether keys go through their bytes (the path compat.out
+// checks 6000/6000) or through points (1.414), where the native layout of the same ids gives 1.125.
+// That is the scheme's spread across layouts, not sampling, so the bound is 1.45; and the joiner
+// takes its layout's share (10.3% here), not the weight's 1/11, so the join is checked against
+// 1.45 times that share. multiprobe_test.cpp checks exactly that only the joiner gains keys.
 TEST_CASE("conformance: go-mpchash", "[conformance][multiprobe]") {
     run_conformance(conformance_subject<compat::mpchash>{
         .build = [](std::span<const keyplace::node> n) { return compat::mpchash::build(n); },
-        .balance_bound = 1.30,
+        .balance_bound = 1.45,
         .order = input_order::kept,
         .weighting = weights::refused,
+        .movement_factor = 1.45,
+    });
+}
+
 TEST_CASE("conformance: anchor, capacity 16", "[conformance][anchor]") {
     // Each working bucket's share is exactly 1/N, so the bound is sampling noise. Nodes take
     // buckets in the order given; the removal history is the state, so joins and leaves derive.

@@ -501,6 +501,9 @@ struct mpchash_entry {
         keyplace::multiprobe_config config;
         config.probes = probes_option.get(a);
         return keyplace::compat::mpchash::build(parse_spec(nodes), config);
+    }
+};
+
 /// diff's after state for a strategy whose state is its history (anchor, memento): the before
 /// value without the ids the after list drops (in before's order), then with the ids it adds
 /// (in the after list's order), so removed buckets stay removed and re-adds are LIFO.
