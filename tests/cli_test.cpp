@@ -600,34 +600,131 @@ auto spec_for(std::string_view strategy) -> std::string {
 
 }  // namespace
 
+namespace {
+
+// What the registry says of each entry, gathered once: the tests below loop over it at run time,
+// so their bodies are compiled once, not once per strategy and command.
+struct option_fact {
+    std::string name;  // without "--"
+    std::string described;
+    std::string fallback;  // the documented default, or empty
+    std::vector<std::string> choices;  // a choice option's entries
+};
+
+struct strategy_fact {
+    std::string name;
+    bool ordered = false;
+    std::vector<option_fact> build_options;
+    std::vector<option_fact> locate_options;
+    [[nodiscard]] auto options(keyplace_cli::strategy_use use) const -> const std::vector<option_fact>& {
+        return use == keyplace_cli::strategy_use::locate ? locate_options : build_options;
+    }
+    [[nodiscard]] auto takes(std::string_view option, keyplace_cli::strategy_use use) const -> bool {
+        const auto& own = options(use);
+        return std::any_of(own.begin(), own.end(), [&](const option_fact& o) { return o.name == option; });
+    }
+};
+
+struct command_fact {
+    std::string name;
+    keyplace_cli::strategy_use use;
+    bool is_hash = false;
+    std::vector<std::string> options;
+};
+
+template <class E>
+auto options_of(keyplace_cli::strategy_use use) -> std::vector<option_fact> {
+    std::vector<option_fact> out;
+    keyplace_cli::for_each_option<E>(use, [&](const auto& o) {
+        option_fact f{std::string(o.spec.name), o.describe(), o.default_text(), {}};
+        if constexpr (requires { typename std::remove_cvref_t<decltype(o)>::list; }) {
+            for (const auto choice : keyplace_cli::entry_names(typename std::remove_cvref_t<decltype(o)>::list{})) {
+                f.choices.emplace_back(choice);
+            }
+        }
+        out.push_back(std::move(f));
+    });
+    return out;
+}
+
+auto strategy_facts() -> const std::vector<strategy_fact>& {
+    static const auto facts = [] {
+        std::vector<strategy_fact> out;
+        keyplace_cli::for_each_entry(keyplace_cli::strategies{}, [&]<class E>(std::type_identity<E>) {
+            out.push_back({std::string(E::name), keyplace_cli::has_order<E>,
+                           options_of<E>(keyplace_cli::strategy_use::build),
+                           options_of<E>(keyplace_cli::strategy_use::locate)});
+        });
+        return out;
+    }();
+    return facts;
+}
+
+auto command_facts() -> std::vector<command_fact> {
+    std::vector<command_fact> out;
+    keyplace_cli::for_each_entry(keyplace_cli::commands{}, [&]<class C>(std::type_identity<C>) {
+        command_fact f{std::string(C::name), C::strategy_options, std::is_same_v<C, keyplace_cli::hash_command>, {}};
+        keyplace_cli::for_each_in(C::options(), [&](const auto& o) { f.options.emplace_back(o.spec.name); });
+        out.push_back(std::move(f));
+    });
+    return out;
+}
+
+auto hash_function_names() -> std::vector<std::string> {
+    std::vector<std::string> out;
+    for (const auto n : keyplace_cli::entry_names(keyplace_cli::hash_functions{})) {
+        out.emplace_back(n);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli: the registry facts the tests loop over are every entry", "[cli]") {
+    // The run-time lists below stand for the compile-time registry: same entries, same order.
+    const auto strategies = keyplace_cli::entry_names(keyplace_cli::strategies{});
+    REQUIRE(strategy_facts().size() == strategies.size());
+    for (std::size_t i = 0; i < strategies.size(); ++i) {
+        CHECK(strategy_facts()[i].name == strategies[i]);
+    }
+    REQUIRE(command_facts().size() == keyplace_cli::entry_names(keyplace_cli::commands{}).size());
+    std::vector<std::string_view> ordered;
+    for (const auto& e : strategy_facts()) {
+        if (e.ordered) {
+            ordered.push_back(e.name);
+        }
+    }
+    CHECK(ordered == keyplace_cli::ordered_strategy_names());
+    CHECK(!ordered.empty());
+}
+
 TEST_CASE("cli: COMMAND --help prints the command's options and every entry, to stdout", "[cli]") {
     using keyplace_cli::strategy_use;
-    keyplace_cli::for_each_entry(keyplace_cli::commands{}, [&]<class C>(std::type_identity<C>) {
-        const std::string name(C::name);
-        INFO(name);
-        const auto r = run_cli({C::name, "--help"});
+    for (const auto& c : command_facts()) {
+        INFO(c.name);
+        const auto r = run_cli({c.name, "--help"});
         CHECK(r.status == 0);
         CHECK(r.err.empty());
-        CHECK(r.out.rfind("usage: keyplace-cli " + name + " ", 0) == 0);
-        keyplace_cli::for_each_in(C::options(), [&](const auto& o) {
-            CHECK_THAT(r.out, Catch::Matchers::Contains("--" + std::string(o.spec.name)));
-        });
-        if constexpr (std::is_same_v<C, keyplace_cli::hash_command>) {
-            keyplace_cli::for_each_entry(keyplace_cli::hash_functions{}, [&]<class H>(std::type_identity<H>) {
-                CHECK_THAT(r.out, Catch::Matchers::Contains("\n  " + std::string(H::name) + " "));
-            });
-        } else if constexpr (C::strategy_options != strategy_use::none) {
-            keyplace_cli::for_each_entry(keyplace_cli::strategies{}, [&]<class E>(std::type_identity<E>) {
-                CHECK_THAT(r.out, Catch::Matchers::Contains("\n  " + std::string(E::name) + " "));
-                keyplace_cli::for_each_option<E>(C::strategy_options, [&](const auto& o) {
-                    CHECK_THAT(r.out, Catch::Matchers::Contains(o.describe()));
-                });
-            });
+        CHECK(r.out.rfind("usage: keyplace-cli " + c.name + " ", 0) == 0);
+        for (const auto& o : c.options) {
+            CHECK_THAT(r.out, Catch::Matchers::Contains("--" + o));
+        }
+        if (c.is_hash) {
+            for (const auto& h : hash_function_names()) {
+                CHECK_THAT(r.out, Catch::Matchers::Contains("\n  " + h + " "));
+            }
+        } else if (c.use != strategy_use::none) {
+            for (const auto& e : strategy_facts()) {
+                CHECK_THAT(r.out, Catch::Matchers::Contains("\n  " + e.name + " "));
+                for (const auto& o : e.options(c.use)) {
+                    CHECK_THAT(r.out, Catch::Matchers::Contains(o.described));
+                }
+            }
         }
         // --help wins over whatever follows it, and over missing required options.
-        CHECK(run_cli({C::name, "--help", "--bogus"}).out == r.out);
-        CHECK(run_cli({C::name, "-h"}).out == r.out);
-    });
+        CHECK(run_cli({c.name, "--help", "--bogus"}).out == r.out);
+        CHECK(run_cli({c.name, "-h"}).out == r.out);
+    }
     CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("--vnodes V"));
     CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("(default 160)"));
     // --replication is a locate option of cassandra only.
@@ -654,19 +751,19 @@ TEST_CASE("cli: an option a strategy does not take is a usage error naming both"
     using keyplace_cli::strategy_use;
     for (const auto use : {strategy_use::build, strategy_use::locate}) {
         const char* command = use == strategy_use::locate ? "locate" : "stats";
-        keyplace_cli::for_each_entry(keyplace_cli::strategies{}, [&]<class E>(std::type_identity<E>) {
+        for (const auto& e : strategy_facts()) {
             for (const auto& o : keyplace_cli::all_strategy_options(use)) {
-                if (keyplace_cli::takes_option<E>(o.name, use)) {
+                if (e.takes(o.name, use)) {
                     continue;
                 }
                 const std::string option = "--" + std::string(o.name);
-                INFO(E::name << " " << option);
-                expect_failure(run_cli({command, "--strategy", E::name, "--nodes", spec_for(E::name), option, "1"}, "k\n"),
+                INFO(e.name << " " << option);
+                expect_failure(run_cli({command, "--strategy", e.name, "--nodes", spec_for(e.name), option, "1"}, "k\n"),
                                2, option + " applies only to --strategy ");
-                CHECK_THAT(run_cli({command, "--strategy", E::name, "--nodes", spec_for(E::name), option, "1"}).err,
-                           Catch::Matchers::EndsWith(", not to " + std::string(E::name) + "\n"));
+                CHECK_THAT(run_cli({command, "--strategy", e.name, "--nodes", spec_for(e.name), option, "1"}).err,
+                           Catch::Matchers::EndsWith(", not to " + e.name + "\n"));
             }
-        });
+        }
     }
     // Replica options exist in locate only; --replicas and --replication exclude each other.
     expect_failure(run_cli({"stats", "--strategy", "cassandra", "--nodes", "a=0", "--replication", "1"}), 2,
@@ -678,10 +775,10 @@ TEST_CASE("cli: an option a strategy does not take is a usage error naming both"
 
 TEST_CASE("cli: every registry entry is reachable, and each option's default is its default", "[cli]") {
     const std::string keys = "a\nb\nuser:42\n\n";
-    keyplace_cli::for_each_entry(keyplace_cli::strategies{}, [&]<class E>(std::type_identity<E>) {
-        const std::string spec = spec_for(E::name);
-        INFO(E::name);
-        const auto located = run_cli({"locate", "--strategy", E::name, "--nodes", spec}, keys);
+    for (const auto& e : strategy_facts()) {
+        const std::string spec = spec_for(e.name);
+        INFO(e.name);
+        const auto located = run_cli({"locate", "--strategy", e.name, "--nodes", spec}, keys);
         REQUIRE(located.status == 0);
         CHECK(located.err.empty());
         std::istringstream lines(located.out);
@@ -692,37 +789,35 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
             CHECK((id == "a" || id == "b" || id == "c"));
         }
         CHECK(count == 4);
-        const auto stats = run_cli({"stats", "--strategy", E::name, "--nodes", spec, "--key-count", "300"});
+        const auto stats = run_cli({"stats", "--strategy", e.name, "--nodes", spec, "--key-count", "300"});
         CHECK(stats.status == 0);
-        CHECK(stats.out.rfind("strategy " + std::string(E::name) + ": 3 nodes", 0) == 0);
-        const auto diff = run_cli({"diff", "--strategy", E::name, "--before", spec, "--after", spec, "--json"});
+        CHECK(stats.out.rfind("strategy " + e.name + ": 3 nodes", 0) == 0);
+        const auto diff = run_cli({"diff", "--strategy", e.name, "--before", spec, "--after", spec, "--json"});
         CHECK(diff.status == 0);
         CHECK_THAT(diff.out, Catch::Matchers::Contains("\"moved\":0,"));
-        if (keyplace_cli::has_order<E>) {
-            const auto copies = run_cli({"locate", "--strategy", E::name, "--nodes", spec, "--replicas", "2"}, keys);
+        if (e.ordered) {
+            const auto copies = run_cli({"locate", "--strategy", e.name, "--nodes", spec, "--replicas", "2"}, keys);
             CHECK(copies.status == 0);
             CHECK(std::count(copies.out.begin(), copies.out.end(), ',') == 4);
         }
         // Giving an option its documented default changes nothing; every choice is accepted.
-        keyplace_cli::for_each_option<E>(keyplace_cli::strategy_use::locate, [&](const auto& o) {
-            const std::string option = "--" + std::string(o.spec.name);
-            if (const auto fallback = o.default_text(); !fallback.empty()) {
-                CHECK(run_cli({"locate", "--strategy", E::name, "--nodes", spec, option, fallback}, keys).out ==
+        for (const auto& o : e.locate_options) {
+            const std::string option = "--" + o.name;
+            if (!o.fallback.empty()) {
+                CHECK(run_cli({"locate", "--strategy", e.name, "--nodes", spec, option, o.fallback}, keys).out ==
                       located.out);
             }
-            if constexpr (requires { typename std::remove_cvref_t<decltype(o)>::list; }) {
-                for (const auto choice : keyplace_cli::entry_names(typename std::remove_cvref_t<decltype(o)>::list{})) {
-                    CHECK(run_cli({"locate", "--strategy", E::name, "--nodes", spec, option, choice}, keys).status == 0);
-                }
+            for (const auto& choice : o.choices) {
+                CHECK(run_cli({"locate", "--strategy", e.name, "--nodes", spec, option, choice}, keys).status == 0);
             }
-        });
-    });
-    keyplace_cli::for_each_entry(keyplace_cli::hash_functions{}, [&]<class H>(std::type_identity<H>) {
-        INFO(H::name);
-        const auto r = run_cli({"hash", "--function", H::name}, keys);
+        }
+    }
+    for (const auto& h : hash_function_names()) {
+        INFO(h);
+        const auto r = run_cli({"hash", "--function", h}, keys);
         CHECK(r.status == 0);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
-    });
+    }
 }
 
 #if KEYPLACE_CLI_SNAPSHOTS

@@ -1,5 +1,6 @@
 // keyplace-cli commands: hash, locate, diff and stats, each written once over every strategy
-// of the registry; the command table they form; the usage and help generated from both; run().
+// of the registry; the command table they form; the usage and help generated from both;
+// execute(), which run() (run.cpp) wraps.
 #ifndef KEYPLACE_EXAMPLES_CLI_COMMANDS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_COMMANDS_HPP_INCLUDED
 
@@ -725,52 +726,6 @@ inline auto execute(std::span<const std::string_view> args, std::istream& in, li
             return C::run(a, in);
         }
     });
-}
-
-/// Runs keyplace-cli with args (without the program name). Writes to out only on success;
-/// on failure, one "keyplace-cli: ..." line to err and the exit status. options: how commands
-/// that read keys stream and show progress (main: a status line when stderr is a terminal).
-inline auto run(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err,
-                const stream_options& options = {}) -> int {
-    const auto fail = [&](int status, std::string_view what) {
-        // One line of bounded length, whatever threw (quote() bounds what the CLI echoes, not
-        // what the library's messages repeat).
-        constexpr std::size_t limit = 1024;
-        std::string line(what.substr(0, limit));
-        for (auto& c : line) {
-            c = c == '\n' || c == '\r' ? ' ' : c;
-        }
-        if (what.size() > limit) {
-            line += "... (" + std::to_string(what.size()) + " bytes)";
-        }
-        err << "keyplace-cli: " << line << '\n';
-        err.flush();
-        return status;
-    };
-    std::string result;
-    try {
-        result = execute(args, in, {&out, &err, options});
-    } catch (const cli_error& e) {
-        if (!e.output.empty()) {
-            out << e.output;
-            out.flush();
-        }
-        return fail(e.status, e.what());
-    } catch (const keyplace::error& e) {
-        return fail(exit_bad_input, e.what());
-    } catch (const std::bad_alloc&) {
-        return fail(exit_bad_input, "out of memory (fewer keys, nodes, points or table entries need less)");
-    } catch (const std::exception& e) {
-        return fail(exit_bad_input, e.what());
-    } catch (...) {
-        return fail(exit_bad_input, "failed: an unknown exception");
-    }
-    out << result;
-    out.flush();
-    if (!out) {
-        return fail(exit_bad_input, "cannot write the output");
-    }
-    return exit_ok;
 }
 
 }  // namespace keyplace_cli

@@ -1,11 +1,13 @@
 // keyplace-cli: the operator's view of placement. The program lives in headers so the tests
-// can run it in-process on string streams; main.cpp only forwards argv.
+// can run it in-process on string streams; run.cpp compiles run() once and main.cpp only
+// forwards argv to it. A caller of run() alone includes run.hpp.
 //   args.hpp      exit statuses, failures, option parsing and typed options
 //   spec.hpp      node SPECs and key lines
 //   output.hpp    numbers, tables, JSON, help columns
 //   registry.hpp  one entry per hash function and strategy; option checks and dispatch
 //   stream.hpp    keys read a block at a time, output held until all is valid, progress
-//   commands.hpp  hash, locate, diff and stats over every entry; usage, help; run()
+//   commands.hpp  hash, locate, diff and stats over every entry; usage, help; execute()
+//   run.hpp       run(), the entry point, declared (defined in run.cpp)
 #ifndef KEYPLACE_EXAMPLES_CLI_KEYPLACE_CLI_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_KEYPLACE_CLI_HPP_INCLUDED
 
@@ -13,6 +15,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "registry.hpp"
+#include "run.hpp"
 #include "spec.hpp"
 #include "stream.hpp"
 

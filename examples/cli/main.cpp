@@ -1,5 +1,5 @@
 // keyplace-cli: see keyplace_cli.hpp and the README.
-#include "keyplace_cli.hpp"
+#include "run.hpp"
 
 #include <iostream>
 #include <string_view>

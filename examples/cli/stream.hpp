@@ -5,6 +5,7 @@
 #define KEYPLACE_EXAMPLES_CLI_STREAM_HPP_INCLUDED
 
 #include "args.hpp"
+#include "run.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -29,19 +30,6 @@
 #endif
 
 namespace keyplace_cli {
-
-/// How a command reports progress on stderr: not at all; as one status line rewritten in
-/// place once the command has run about a second, erased when it ends (stderr a terminal);
-/// or as a line per step from the start and one at the end (tests, logs).
-enum class progress_mode { off, terminal, lines };
-
-/// How run() streams: the progress mode, and the knobs tests turn down to exercise several
-/// blocks and the temporary file with a few lines.
-struct stream_options {
-    progress_mode progress = progress_mode::off;
-    std::size_t block_lines = std::size_t{1} << 16;  ///< keys read and answered at a time
-    std::size_t held_bytes = std::size_t{1} << 22;   ///< output held in memory before the file
-};
 
 /// Where a command that writes as it goes (etcd watch) or streams its input (hash, locate)
 /// writes, and how it streams. Without run()'s streams such a command writes to string streams
