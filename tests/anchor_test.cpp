@@ -22,14 +22,6 @@ using namespace keyplace_test;
 
 namespace {
 
-auto numbered(std::size_t n, const std::string& prefix = "n") -> std::vector<node> {
-    std::vector<node> out;
-    for (std::size_t i = 0; i < n; ++i) {
-        out.push_back({prefix + std::to_string(i)});
-    }
-    return out;
-}
-
 auto as_u32(const std::vector<std::string>& f) -> std::vector<std::uint32_t> {
     std::vector<std::uint32_t> out;
     for (std::size_t i = 1; i < f.size(); ++i) {
@@ -37,8 +29,6 @@ auto as_u32(const std::vector<std::string>& f) -> std::vector<std::uint32_t> {
     }
     return out;
 }
-
-auto to_vec(std::span<const std::uint32_t> s) -> std::vector<std::uint32_t> { return {s.begin(), s.end()}; }
 
 template <class S>
 void check_golden() {
@@ -62,11 +52,11 @@ void check_golden() {
         } else if (kind == "with") {
             s = s->with(node{f[1]});
         } else if (kind == "removed") {
-            CHECK(to_vec(s->removed()) == as_u32(f));
+            CHECK(to_vector(s->removed()) == as_u32(f));
         } else if (kind == "A") {
-            CHECK(to_vec(s->anchors()) == as_u32(f));
+            CHECK(to_vector(s->anchors()) == as_u32(f));
         } else if (kind == "K") {
-            CHECK(to_vec(s->replacements()) == as_u32(f));
+            CHECK(to_vector(s->replacements()) == as_u32(f));
         } else if (kind == "owner") {
             const auto b = static_cast<std::uint32_t>(parse_u64(f[1]));
             const auto i = s->find(f[2]);
@@ -99,16 +89,16 @@ TEST_CASE("anchor: golden vectors from the independent reference generator", "[a
 // encodes them: a = w = 7; remove 6, 5, 1; then 0; four adds return 0, 1, 5, 6 (LIFO).
 TEST_CASE("anchor: the paper's worked example as a state vector", "[anchor]") {
     using v = std::vector<std::uint32_t>;
-    auto s = anchor::build(numbered(7), anchor_config{7, {}});
+    auto s = anchor::build(make_nodes(7, "n"), anchor_config{7, {}});
     s = s.without("n6").without("n5").without("n1");
-    CHECK(to_vec(s.working()) == v{0, 4, 2, 3, 4, 5, 6});
-    CHECK(to_vec(s.last_positions()) == v{0, 1, 2, 3, 1, 5, 6});
-    CHECK(to_vec(s.anchors()) == v{0, 4, 0, 0, 0, 5, 6});
+    CHECK(to_vector(s.working()) == v{0, 4, 2, 3, 4, 5, 6});
+    CHECK(to_vector(s.last_positions()) == v{0, 1, 2, 3, 1, 5, 6});
+    CHECK(to_vector(s.anchors()) == v{0, 4, 0, 0, 0, 5, 6});
     s = s.without("n0");
     // A after all four removals (the reference notes' "after the removals"): bucket 0 left at N = 3.
-    CHECK(to_vec(s.anchors()) == v{3, 4, 0, 0, 0, 5, 6});
-    CHECK(to_vec(s.replacements()) == v{3, 4, 2, 3, 4, 5, 6});
-    CHECK(to_vec(s.removed()) == v{6, 5, 1, 0});
+    CHECK(to_vector(s.anchors()) == v{3, 4, 0, 0, 0, 5, 6});
+    CHECK(to_vector(s.replacements()) == v{3, 4, 2, 3, 4, 5, 6});
+    CHECK(to_vector(s.removed()) == v{6, 5, 1, 0});
     std::vector<std::uint32_t> handed;
     for (const char* id : {"a", "b", "c", "d"}) {
         s = s.with(node{id});
@@ -116,17 +106,17 @@ TEST_CASE("anchor: the paper's worked example as a state vector", "[anchor]") {
     }
     CHECK(handed == v{0, 1, 5, 6});
     const v identity{0, 1, 2, 3, 4, 5, 6};
-    CHECK(to_vec(s.working()) == identity);
-    CHECK(to_vec(s.last_positions()) == identity);
-    CHECK(to_vec(s.replacements()) == identity);
-    CHECK(to_vec(s.anchors()) == v(7, 0));
+    CHECK(to_vector(s.working()) == identity);
+    CHECK(to_vector(s.last_positions()) == identity);
+    CHECK(to_vector(s.replacements()) == identity);
+    CHECK(to_vector(s.anchors()) == v(7, 0));
     // The compact form keeps the same A and K through the same history.
-    auto c = anchor_compact::build(numbered(7), anchor_config{7, {}});
+    auto c = anchor_compact::build(make_nodes(7, "n"), anchor_config{7, {}});
     c = c.without("n6").without("n5").without("n1");
-    CHECK(to_vec(c.anchors()) == v{0, 4, 0, 0, 0, 5, 6});
+    CHECK(to_vector(c.anchors()) == v{0, 4, 0, 0, 0, 5, 6});
     c = c.without("n0");
-    CHECK(to_vec(c.anchors()) == v{3, 4, 0, 0, 0, 5, 6});
-    CHECK(to_vec(c.replacements()) == v{3, 4, 2, 3, 4, 5, 6});
+    CHECK(to_vector(c.anchors()) == v{3, 4, 0, 0, 0, 5, 6});
+    CHECK(to_vector(c.replacements()) == v{3, 4, 2, 3, 4, 5, 6});
 }
 
 TEST_CASE("anchor: the fast and compact forms decide identically over random histories", "[anchor]") {
@@ -134,8 +124,8 @@ TEST_CASE("anchor: the fast and compact forms decide identically over random his
     for (int history = 0; history < 20; ++history) {
         const auto cap = static_cast<std::uint32_t>(8 + rng() % 120);
         const auto w = static_cast<std::size_t>(1 + rng() % cap);
-        auto f = anchor::build(numbered(w), anchor_config{cap, {}});
-        auto c = anchor_compact::build(numbered(w), anchor_config{cap, {}});
+        auto f = anchor::build(make_nodes(w, "n"), anchor_config{cap, {}});
+        auto c = anchor_compact::build(make_nodes(w, "n"), anchor_config{cap, {}});
         int fresh = 0;
         for (int step = 0; step < 60; ++step) {
             const bool add = f.size() == 1 || (f.removed().size() > 0 && rng() % 2 == 0);
@@ -148,8 +138,8 @@ TEST_CASE("anchor: the fast and compact forms decide identically over random his
                 f = f.without(id);
                 c = c.without(id);
             }
-            REQUIRE(to_vec(f.anchors()) == to_vec(c.anchors()));
-            REQUIRE(to_vec(f.replacements()) == to_vec(c.replacements()));
+            REQUIRE(to_vector(f.anchors()) == to_vector(c.anchors()));
+            REQUIRE(to_vector(f.replacements()) == to_vector(c.replacements()));
             for (int k = 0; k < 200; ++k) {
                 const std::uint64_t p = rng();
                 REQUIRE(f.bucket(p) == c.bucket(p));
@@ -158,9 +148,9 @@ TEST_CASE("anchor: the fast and compact forms decide identically over random his
         }
         // A value rebuilt from its own config() (capacity and stack) and nodes is the same state.
         const auto again = anchor::build(f.nodes(), f.config());
-        CHECK(to_vec(again.anchors()) == to_vec(f.anchors()));
-        CHECK(to_vec(again.replacements()) == to_vec(f.replacements()));
-        CHECK(to_vec(again.working()) == to_vec(f.working()));
+        CHECK(to_vector(again.anchors()) == to_vector(f.anchors()));
+        CHECK(to_vector(again.replacements()) == to_vector(f.replacements()));
+        CHECK(to_vector(again.working()) == to_vector(f.working()));
     }
 }
 
@@ -180,7 +170,7 @@ TEST_CASE("anchor: arbitrary removal moves only that node's keys, re-adding rest
         }
         return out;
     };
-    auto s = anchor::build(numbered(50), anchor_config{80, {}});
+    auto s = anchor::build(make_nodes(50, "n"), anchor_config{80, {}});
     auto before = owners(s);
     for (int step = 0; step < 8; ++step) {
         const node gone = s.nodes()[rng() % s.size()];
@@ -208,7 +198,7 @@ TEST_CASE("anchor: arbitrary removal moves only that node's keys, re-adding rest
 // with overwhelming probability, and a biased rehash would exceed it by far.
 TEST_CASE("anchor: balance after removals, max/mean below 1.05 with 10^6 keys", "[anchor]") {
     std::mt19937_64 rng(1403);
-    auto s = anchor::build(numbered(150), anchor_config{200, {}});
+    auto s = anchor::build(make_nodes(150, "n"), anchor_config{200, {}});
     for (int i = 0; i < 50; ++i) {
         s = s.without(s.nodes()[rng() % s.size()].id);
     }
@@ -225,17 +215,17 @@ TEST_CASE("anchor: balance after removals, max/mean below 1.05 with 10^6 keys", 
 
 TEST_CASE("anchor: bad input is refused, naming the value, and nothing changes", "[anchor]") {
     // Capacity 0 is the default: the node count.
-    CHECK(anchor::build(numbered(3), anchor_config{0, {}}).capacity() == 3);
-    CHECK(anchor::build(numbered(3)).config().capacity == 3);
-    expect_error([] { return anchor::build(numbered(3), anchor_config{2, {}}); }, errc::invalid_table_size,
+    CHECK(anchor::build(make_nodes(3, "n"), anchor_config{0, {}}).capacity() == 3);
+    CHECK(anchor::build(make_nodes(3, "n")).config().capacity == 3);
+    expect_error([] { return anchor::build(make_nodes(3, "n"), anchor_config{2, {}}); }, errc::invalid_table_size,
                  "anchor capacity 2 for 3 nodes");
-    expect_error([] { return anchor::build(numbered(3), anchor_config{keyplace::anchor_max_capacity + 1, {}}); },
+    expect_error([] { return anchor::build(make_nodes(3, "n"), anchor_config{keyplace::anchor_max_capacity + 1, {}}); },
                  errc::invalid_table_size, "at most 67108864");
-    expect_error([] { return anchor::build(numbered(3), anchor_config{5, {4}}); }, errc::invalid_argument,
+    expect_error([] { return anchor::build(make_nodes(3, "n"), anchor_config{5, {4}}); }, errc::invalid_argument,
                  "lists 1 buckets; capacity 5 with 3 nodes needs 2");
-    expect_error([] { return anchor::build(numbered(3), anchor_config{5, {4, 5}}); }, errc::invalid_argument,
+    expect_error([] { return anchor::build(make_nodes(3, "n"), anchor_config{5, {4, 5}}); }, errc::invalid_argument,
                  "removed bucket 5 is outside capacity 5");
-    expect_error([] { return anchor::build(numbered(3), anchor_config{5, {4, 4}}); }, errc::invalid_argument,
+    expect_error([] { return anchor::build(make_nodes(3, "n"), anchor_config{5, {4, 4}}); }, errc::invalid_argument,
                  "removed bucket 4 is listed twice");
     expect_error([] { return anchor::build({}, anchor_config{5, {}}); }, errc::empty_membership, "empty");
     expect_error([] { return anchor::build({node{"a"}, node{"a"}}, anchor_config{5, {}}); }, errc::duplicate_id,
@@ -243,21 +233,21 @@ TEST_CASE("anchor: bad input is refused, naming the value, and nothing changes",
     expect_error([] { return anchor::build({node{"a", 2.0}}, anchor_config{5, {}}); }, errc::invalid_weight,
                  "weight 2");
 
-    const auto s = anchor::build(numbered(3), anchor_config{4, {}});
-    const auto removed = to_vec(s.removed());
+    const auto s = anchor::build(make_nodes(3, "n"), anchor_config{4, {}});
+    const auto removed = to_vector(s.removed());
     expect_error([&] { return s.without("zz"); }, errc::unknown_id, "\'zz\'");
     expect_error([&] { return s.with(node{"n1"}); }, errc::duplicate_id, "\'n1\'");
     expect_error([&] { return s.with(node{"w", 3.0}); }, errc::invalid_weight, "weight 3");
     const auto full = s.with(node{"n3"});
     expect_error([&] { return full.with(node{"n4"}); }, errc::too_many_nodes, "all 4 anchor buckets are working");
-    const auto one = anchor::build(numbered(1), anchor_config{4, {}});
+    const auto one = anchor::build(make_nodes(1, "n"), anchor_config{4, {}});
     expect_error([&] { return one.without("n0"); }, errc::empty_membership, "\'n0\'");
     keyplace::error_info err;
-    CHECK_FALSE(anchor::try_build(numbered(3), anchor_config{1, {}}, err));
+    CHECK_FALSE(anchor::try_build(make_nodes(3, "n"), anchor_config{1, {}}, err));
     CHECK(err.code() == errc::invalid_table_size);
     // The values the failures were asked of are untouched.
     CHECK(s.size() == 3);
-    CHECK(to_vec(s.removed()) == removed);
+    CHECK(to_vector(s.removed()) == removed);
     CHECK(full.size() == 4);
     CHECK(full.removed().empty());
     CHECK(one.size() == 1);

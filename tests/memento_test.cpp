@@ -20,20 +20,6 @@ using keyplace::memento_config;
 using keyplace::node;
 using namespace keyplace_test;
 
-namespace {
-
-auto numbered(std::size_t n, const std::string& prefix = "n") -> std::vector<node> {
-    std::vector<node> out;
-    for (std::size_t i = 0; i < n; ++i) {
-        out.push_back({prefix + std::to_string(i)});
-    }
-    return out;
-}
-
-auto to_vec(std::span<const std::uint32_t> s) -> std::vector<std::uint32_t> { return {s.begin(), s.end()}; }
-
-}  // namespace
-
 TEST_CASE("memento: golden vectors from the independent reference generator", "[memento][golden]") {
     const auto records = golden_records("memento_native_v1.txt");
     std::optional<memento> s;
@@ -61,7 +47,7 @@ TEST_CASE("memento: golden vectors from the independent reference generator", "[
             for (std::size_t i = 1; i < f.size(); ++i) {
                 want.push_back(static_cast<std::uint32_t>(parse_u64(f[i])));
             }
-            CHECK(to_vec(s->removed()) == want);
+            CHECK(to_vector(s->removed()) == want);
         } else if (kind == "owner") {
             const auto i = s->find(f[2]);
             REQUIRE(i);
@@ -85,13 +71,13 @@ TEST_CASE("memento: golden vectors from the independent reference generator", "[
 TEST_CASE("memento: removing the last bucket shrinks, others enter the memento, restores are LIFO",
           "[memento]") {
     using v = std::vector<std::uint32_t>;
-    auto s = memento::build(numbered(5));
+    auto s = memento::build(make_nodes(5, "n"));
     s = s.without("n4");  // plain jump shrink
     CHECK(s.table_size() == 4);
     CHECK(s.removed().empty());
     s = s.without("n1").without("n3");  // n3 is last, but the memento is not empty
     CHECK(s.table_size() == 4);
-    CHECK(to_vec(s.removed()) == v{1, 3});
+    CHECK(to_vector(s.removed()) == v{1, 3});
     CHECK(s.replacer(1) == 3);
     CHECK(s.replacer(3) == 2);
     CHECK(s.replacer(0) == -1);
@@ -108,8 +94,8 @@ TEST_CASE("memento: removing the last bucket shrinks, others enter the memento, 
 }
 
 TEST_CASE("memento: with nothing removed it is jump", "[memento]") {
-    const auto m = memento::build(numbered(37));
-    const auto j = keyplace::jump::build(numbered(37));
+    const auto m = memento::build(make_nodes(37, "n"));
+    const auto j = keyplace::jump::build(make_nodes(37, "n"));
     std::mt19937_64 rng(1501);
     for (int k = 0; k < 100000; ++k) {
         const std::uint64_t p = rng();
@@ -134,7 +120,7 @@ TEST_CASE("memento: arbitrary removal moves only that node's keys, re-adding res
         return out;
     };
     for (int sequence = 0; sequence < 3; ++sequence) {
-        auto s = memento::build(numbered(60));
+        auto s = memento::build(make_nodes(60, "n"));
         auto before = owners(s);
         for (int step = 0; step < 8; ++step) {
             const node gone = s.nodes()[rng() % s.size()];
@@ -165,7 +151,7 @@ TEST_CASE("memento: arbitrary removal moves only that node's keys, re-adding res
 // mean 10^4, sigma ~ 100; max and min within 5 sigma (0.95 .. 1.05).
 TEST_CASE("memento: balance after removals, max/mean below 1.05 with 10^6 keys", "[memento]") {
     std::mt19937_64 rng(1503);
-    auto s = memento::build(numbered(150));
+    auto s = memento::build(make_nodes(150, "n"));
     for (int i = 0; i < 50; ++i) {
         s = s.without(s.nodes()[rng() % s.size()].id);
     }
@@ -179,26 +165,26 @@ TEST_CASE("memento: balance after removals, max/mean below 1.05 with 10^6 keys",
 }
 
 TEST_CASE("memento: bad input is refused, naming the value, and nothing changes", "[memento]") {
-    expect_error([] { return memento::build(numbered(3), memento_config{{7}}); }, errc::invalid_argument,
+    expect_error([] { return memento::build(make_nodes(3, "n"), memento_config{{7}}); }, errc::invalid_argument,
                  "removed bucket 7 is outside the table of 4");
-    expect_error([] { return memento::build(numbered(3), memento_config{{1, 1}}); }, errc::invalid_argument,
+    expect_error([] { return memento::build(make_nodes(3, "n"), memento_config{{1, 1}}); }, errc::invalid_argument,
                  "removed bucket 1 is listed twice");
-    expect_error([] { return memento::build(numbered(3), memento_config{{3}}); }, errc::invalid_argument,
+    expect_error([] { return memento::build(make_nodes(3, "n"), memento_config{{3}}); }, errc::invalid_argument,
                  "removed bucket 3 is the last of an unshrunk table");
     expect_error([] { return memento::build({}); }, errc::empty_membership, "empty");
     expect_error([] { return memento::build({node{"a"}, node{"a"}}); }, errc::duplicate_id, "\'a\'");
     expect_error([] { return memento::build({node{"a", 0.5}}); }, errc::invalid_weight, "weight 0.5");
-    const auto s = memento::build(numbered(3)).without("n0");
+    const auto s = memento::build(make_nodes(3, "n")).without("n0");
     expect_error([&] { return s.without("zz"); }, errc::unknown_id, "\'zz\'");
     expect_error([&] { return s.with(node{"n1"}); }, errc::duplicate_id, "\'n1\'");
     expect_error([&] { return s.with(node{"w", 2.0}); }, errc::invalid_weight, "weight 2");
-    const auto one = memento::build(numbered(1));
+    const auto one = memento::build(make_nodes(1, "n"));
     expect_error([&] { return one.without("n0"); }, errc::empty_membership, "\'n0\'");
     keyplace::error_info err;
-    CHECK_FALSE(memento::try_build(numbered(3), memento_config{{9}}, err));
+    CHECK_FALSE(memento::try_build(make_nodes(3, "n"), memento_config{{9}}, err));
     CHECK(err.code() == errc::invalid_argument);
     CHECK(s.size() == 2);
-    CHECK(to_vec(s.removed()) == std::vector<std::uint32_t>{0});
+    CHECK(to_vector(s.removed()) == std::vector<std::uint32_t>{0});
     CHECK(s.table_size() == 3);
     CHECK(one.size() == 1);
 }

@@ -31,6 +31,12 @@ inline auto make_nodes(std::size_t n, const std::string& prefix = "node-")
     return nodes;
 }
 
+/// A span's elements, in a vector (to compare with ==).
+template <class T>
+auto to_vector(std::span<const T> s) -> std::vector<T> {
+    return {s.begin(), s.end()};
+}
+
 /// Points of the keys "key-0" ... "key-<n-1>" under XXH3-64 (the native key hash).
 inline auto key_points(std::size_t n) -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> points(n);
