@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <ios>
 #include <istream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <streambuf>
@@ -972,6 +973,22 @@ TEST_CASE("cli: overrides through snapshot create and next, honored by locate --
                    2, "--override entry 'k' is not KEY=ID");
     expect_failure(run_cli({"snapshot", "next", p1, "--drop-override", "nope"}), 2,
                    "--drop-override: key 'nope' has no override in the snapshot");
+    // locate --snapshot reads the snapshot's own placement: the strategy-mode options are refused,
+    // not silently ignored.
+    for (const auto& extra : std::vector<std::vector<std::string_view>>{{"--spread-reads", "2"},
+                                                                         {"--salt", "1"},
+                                                                         {"--load-factor", "1.25"},
+                                                                         {"--spread", "rack"},
+                                                                         {"--on-shortfall", "relax"}}) {
+        std::vector<std::string_view> args{"locate", "--snapshot", p1};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::istringstream in("k\n");
+        std::ostringstream out;
+        std::ostringstream err;
+        CHECK(keyplace_cli::run(args, in, out, err) == 2);
+        CHECK(out.str().empty());
+        CHECK(err.str() == "keyplace-cli: --snapshot and " + std::string(extra[0]) + " exclude each other\n");
+    }
     expect_failure(run_cli({"snapshot", "next", p1, "--states", "b=leaving"}), 1,
                    "override of key 'hot:1': node 'b' is leaving");
 }
@@ -1529,4 +1546,90 @@ TEST_CASE("cli: --load-factor is refused where it does not apply, naming the val
     expect_failure(
         run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--load-factor", "1.25"}, "k\n"),
         2, "--load-factor and --replicas exclude each other");
+}
+
+TEST_CASE("cli: locate --spread-reads serves each read from the golden table's node", "[cli][spread]") {
+    // tests/golden/spread_native_v1.txt, its first strategy (ring, 160 vnodes, node-a ... node-e)
+    // and key "user:42": the node serving each (SALT, K). Line i of the input is read with salt i.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> served;  // (K, SALT) -> ID
+    bool first_strategy = false;
+    for (const auto& f : keyplace_test::golden_records("spread_native_v1.txt")) {
+        if (f[0] == "strategy") {
+            first_strategy = !first_strategy && served.empty() && f[1] == "ring" && f[2] == "160" &&
+                             f[3] == "node-a,node-b,node-c,node-d,node-e";
+        } else if (f[0] == "pick" && first_strategy && f[1] == "757365723a3432") {
+            served[{keyplace_test::parse_u64(f[3]), keyplace_test::parse_u64(f[2])}] = f[4];
+        }
+    }
+    REQUIRE(served.size() >= 20);
+    const std::vector<std::string_view> base{"locate", "--strategy", "ring", "--nodes",
+                                             "node-a,node-b,node-c,node-d,node-e", "--spread-reads"};
+    const auto run_with = [&](std::vector<std::string_view> args, const std::string& input) {
+        std::istringstream in(input);
+        std::ostringstream out;
+        std::ostringstream err;
+        const int status = keyplace_cli::run(args, in, out, err);
+        return result{status, out.str(), err.str()};
+    };
+    std::set<std::uint64_t> widths;
+    std::uint64_t salts = 0;
+    for (const auto& [ks, id] : served) {
+        widths.insert(ks.first);
+        salts = std::max(salts, ks.second + 1);
+    }
+    std::string reads;
+    for (std::uint64_t i = 0; i < salts; ++i) {
+        reads += "user:42\n";
+    }
+    for (const auto k : widths) {
+        const std::string width = std::to_string(k);
+        INFO("K " << width);
+        auto args = base;
+        args.push_back(width);
+        const auto r = run_with(args, reads);
+        REQUIRE(r.status == 0);
+        std::istringstream lines(r.out);
+        std::string line;
+        for (std::uint64_t salt = 0; std::getline(lines, line); ++salt) {
+            if (const auto e = served.find({k, salt}); e != served.end()) {
+                CHECK(line == e->second);
+            }
+        }
+        // --salt S: every read with salt S.
+        for (const auto& [ks, id] : served) {
+            if (ks.first != k) {
+                continue;
+            }
+            const std::string salt = std::to_string(ks.second);
+            auto fixed = args;
+            fixed.insert(fixed.end(), {"--salt", salt});
+            CHECK(run_with(fixed, "user:42\nuser:42\n").out == id + "\n" + id + "\n");
+        }
+    }
+    // K = 1 is the owner, whatever the salt; --json names the servers.
+    const std::string keys = numbered_keys(200);
+    CHECK(run_cli({"locate", "--strategy", "rendezvous", "--nodes", "a,b,c,d", "--spread-reads", "1"}, keys).out ==
+          run_cli({"locate", "--strategy", "rendezvous", "--nodes", "a,b,c,d"}, keys).out);
+    CHECK(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--json"}, "k\n")
+              .out.rfind("{\"servers\":[\"", 0) == 0);
+}
+
+TEST_CASE("cli: --spread-reads and --salt are refused where they do not apply, naming the value", "[cli][spread][errors]") {
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "0"}, "k\n"), 2,
+                   "--spread-reads '0' is not an integer from 1 to 64");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "65"}, "k\n"), 2,
+                   "--spread-reads '65' is not an integer from 1 to 64");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--salt", "-1"},
+                           "k\n"),
+                   2, "--salt '-1' is not an unsigned integer");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--salt", "3"}, "k\n"), 2,
+                   "--salt needs --spread-reads");
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--spread-reads", "2"}, "k\n"), 2,
+                   "--spread-reads needs a strategy with a preference order");
+    expect_failure(
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--replicas", "2"}, "k\n"), 2,
+        "--spread-reads and --replicas exclude each other");
+    expect_failure(
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--load-factor", "2"}, "k\n"),
+        2, "--spread-reads and --load-factor exclude each other");
 }

@@ -279,8 +279,8 @@ TEST_CASE("replicas: join and leave change only the sets they must (10^5 keys)",
     auto nodes = layout(1, 3, 2, 2);
     const node joiner{"r0z1k1n2", 1.0, {"region-0", "z1", "k1"}};
     const std::string leaver = "r0z2k0n1";
-    const auto ring = keyplace::ring::build(nodes);
-    check_stability(ring, ring.with(joiner), ring.without(leaver), joiner.id, leaver);
+    const auto native = keyplace::ring::build(nodes);
+    check_stability(native, native.with(joiner), native.without(leaver), joiner.id, leaver);
     const auto rdv = keyplace::rendezvous::build(nodes);
     check_stability(rdv, rdv.with(joiner), rdv.without(leaver), joiner.id, leaver);
 }
@@ -294,15 +294,15 @@ TEST_CASE("replicas: nodes that hold no keys take no copies: refused, or degrade
     const keyplace::location idle{"r", "idle", ""};
     keyplace::compat::envoy_ring_hash_config config;
     config.locality_weights = {{one, 1}, {idle, 0}};
-    const auto ring = envoy_ring_hash::build({{"a", 1, one}, {"b", 1, one}, {"c", 1, idle}}, config);
-    REQUIRE(ring.size() == 3);
-    CHECK(ring.holders() == 2);
-    CHECK_FALSE(ring.holds(*ring.find("c")));
-    expect_error([&] { return replica_placer<envoy_ring_hash>::build(ring, {.count = 3}); },
+    const auto envoy = envoy_ring_hash::build({{"a", 1, one}, {"b", 1, one}, {"c", 1, idle}}, config);
+    REQUIRE(envoy.size() == 3);
+    CHECK(envoy.holders() == 2);
+    CHECK_FALSE(envoy.holds(*envoy.find("c")));
+    expect_error([&] { return replica_placer<envoy_ring_hash>::build(envoy, {.count = 3}); },
                  keyplace::errc::replica_shortfall,
                  "spreading 3 copies over nodes needs 3 nodes; there are 2 ('a', 'b') among the nodes that hold "
                  "keys (1 hold none)");
-    const auto relaxed = replica_placer<envoy_ring_hash>::build(ring, {.count = 3, .on_shortfall = shortfall::relax});
+    const auto relaxed = replica_placer<envoy_ring_hash>::build(envoy, {.count = 3, .on_shortfall = shortfall::relax});
     CHECK(relaxed.degraded());
     CHECK(relaxed.requested() == 3);
     CHECK(relaxed.count() == 2);
@@ -312,8 +312,8 @@ TEST_CASE("replicas: nodes that hold no keys take no copies: refused, or degrade
         REQUIRE(placed.placed == 2);
         CHECK(placed.degraded);
         CHECK(out[0] != out[1]);
-        CHECK(ring.holds(out[0]));
-        CHECK(ring.holds(out[1]));
+        CHECK(envoy.holds(out[0]));
+        CHECK(envoy.holds(out[1]));
     }
     // The level achieved counts the copies placed: a and b on distinct racks are rack-spread.
     const keyplace::location l1{"r", "z1", "k1"};
@@ -328,7 +328,7 @@ TEST_CASE("replicas: nodes that hold no keys take no copies: refused, or degrade
     CHECK(rack_relaxed.achieved() == failure_domain::rack);
     CHECK(rack_relaxed.degraded());
     // Two copies fit the holders: not degraded.
-    CHECK_FALSE(replica_placer<envoy_ring_hash>::build(ring, {.count = 2}).degraded());
+    CHECK_FALSE(replica_placer<envoy_ring_hash>::build(envoy, {.count = 2}).degraded());
     // A ketama server whose share rounds to no point is the same case (libketama: 61 servers
     // of equal weight get 39 digests each, and a light one can get none).
     std::vector<keyplace::compat::ketama_server> servers{{"heavy", 1000000}, {"light", 1}};

@@ -178,6 +178,40 @@ auto key_owners(const S& s, const Keys& keys, std::span<const std::uint64_t> poi
     return owners(s, points);
 }
 
+/// --spread-reads K and --salt S: hot-key spreading (spread.hpp), if asked for.
+struct spread_request {
+    keyplace::spread_width width;
+    std::optional<std::uint64_t> salt;  ///< none: each read's line index
+};
+
+template <class E>
+auto spread_reads_of(const parsed_args& a, bool replicas, bool bounded) -> std::optional<spread_request> {
+    const auto k = spread_reads_option.find(a);
+    const auto salt = salt_option.find(a);
+    if (!k) {
+        if (salt) {
+            usage_error("--salt needs --spread-reads");
+        }
+        return std::nullopt;
+    }
+    if (!has_order<E>) {
+        usage_error("--spread-reads needs a strategy with a preference order (" +
+                    join(ordered_strategy_names(), ", ", ", ") + ")");
+    }
+    if constexpr (keyplace::detail::key_bytes_strategy<built_t<E>>) {
+        // Its owner comes from the key's bytes; the order a point gives is not the one it serves.
+        usage_error("--spread-reads needs a strategy whose key point decides its order, not --strategy " +
+                    std::string(E::name));
+    }
+    if (replicas) {
+        usage_error("--spread-reads and --replicas exclude each other (writes go to --replicas K)");
+    }
+    if (bounded) {
+        usage_error("--spread-reads and --load-factor exclude each other");
+    }
+    return spread_request{keyplace::spread_width::make(*k), salt};
+}
+
 /// locate streams: a block of keys at a time, each block's results held (see held_output) and
 /// written to out once every line was valid.
 template <class E>
@@ -207,12 +241,34 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
         }
         bounded = parse_bounded(*c);
     }
+    const auto spread = spread_reads_of<E>(a, policy.has_value(), bounded.has_value());
     const bool json = a.has(json_flag.spec);
     const bool prehashed = a.has(prehashed_flag.spec);
     const std::string nodes = a.value(nodes_option.spec);
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         if constexpr (keyplace::ordered_placement_strategy<S>) {
+            if (spread) {
+                held_output held(io.stream.held_bytes);
+                key_results results(held, json, "{\"servers\":[");
+                progress shown(*io.err, progress_mode_of(a, io), "locate");
+                key_reader reader(in, io.stream.block_lines);
+                std::uint64_t line = 0;
+                while (reader.next()) {
+                    const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
+                    for (const auto p : points) {
+                        const auto salt = spread->salt ? *spread->salt : line;
+                        const std::string_view id = s.nodes()[keyplace::pick_spread(s, p, spread->width, salt).value].id;
+                        results.add(json ? json_string(id) : std::string(id));
+                        ++line;
+                    }
+                    shown.advance(points.size());
+                }
+                results.finish("}");
+                shown.finish();
+                held.commit(*io.out);
+                return "";
+            }
             if (bounded) {
                 // Every request is held to the end: read them all, then assign the batch.
                 std::vector<std::uint64_t> all;
@@ -428,13 +484,14 @@ struct locate_command {
     static constexpr strategy_use strategy_options = strategy_use::locate;
     static constexpr auto options() {
 #if KEYPLACE_CLI_SNAPSHOTS
-        return std::tuple{&strategy_option, &nodes_option, &prehashed_flag,  &replicas_option, &spread_option,
-                          &shortfall_option, &json_flag, &quiet_flag, &snapshot_option, &write_set_flag,
-                          &load_factor_option};
+        return std::tuple{&strategy_option,     &nodes_option, &prehashed_flag,     &replicas_option,
+                          &spread_option,       &shortfall_option, &json_flag,      &quiet_flag,
+                          &snapshot_option,     &write_set_flag,   &load_factor_option, &spread_reads_option,
+                          &salt_option};
 #else
-        return std::tuple{&strategy_option, &nodes_option,     &prehashed_flag, &replicas_option,
-                          &spread_option,   &shortfall_option, &json_flag,      &quiet_flag,
-                          &load_factor_option};
+        return std::tuple{&strategy_option,  &nodes_option,       &prehashed_flag, &replicas_option,
+                          &spread_option,    &shortfall_option,   &json_flag,      &quiet_flag,
+                          &load_factor_option, &spread_reads_option, &salt_option};
 #endif
     }
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {

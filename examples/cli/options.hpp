@@ -7,8 +7,10 @@
 #include "stream.hpp"
 
 #include <keyplace/replicas.hpp>
+#include <keyplace/spread.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace keyplace_cli {
 
@@ -26,6 +28,15 @@ inline constexpr plain_option spread_option{
     keyplace::to_string(keyplace::replica_policy{}.spread)};
 inline constexpr plain_option shortfall_option{
     {"on-shortfall", "RULE", "with --replicas, too few LEVELs: fail, or relax and mark the key ' degraded'"}, "fail"};
+inline constexpr number_option<std::size_t> spread_reads_option{
+    {"spread-reads", "K",
+     "hot-key spreading: each read is served by one of the first K nodes of its key's order (1..64), "
+     "chosen by --salt; K = 1 is the owner"},
+    std::nullopt,
+    1,
+    keyplace::max_spread_width};
+inline constexpr number_option<std::uint64_t> salt_option{
+    {"salt", "S", "with --spread-reads: every read's salt (default: its line's index, the first line 0)"}};
 inline constexpr plain_option before_option{{"before", "SPEC", "the members before the change", true}};
 inline constexpr plain_option after_option{{"after", "SPEC", "the members after it", true}};
 inline constexpr plain_option key_file_option{

@@ -4,6 +4,7 @@
 #define KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
 
 #include "args.hpp"
+#include "bounded_commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "registry.hpp"
@@ -338,7 +339,9 @@ inline auto snapshot_diff(const parsed_args& a) -> std::string {
 
 /// Streams as locate does.
 inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
-    for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &replicas_option.spec}) {
+    for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &replicas_option.spec,
+                          &spread_option.spec, &shortfall_option.spec, &load_factor_option.spec,
+                          &spread_reads_option.spec, &salt_option.spec}) {
         if (a.has(*o)) {
             usage_error("--snapshot and --" + std::string(o->name) + " exclude each other");
         }
