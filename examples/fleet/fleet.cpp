@@ -134,6 +134,7 @@ auto answers_version(std::uint16_t port) -> bool {
 struct server {
     std::size_t slot = 0;  // index into children
     std::uint16_t port = 0;
+    pid_t pid = 0;
 };
 
 // Starts memcached on a free loopback port and waits until it answers version (5 s at most).
@@ -165,7 +166,7 @@ auto start_server(const std::string& binary, std::size_t slot) -> server {
         children[slot].store(pid);
         for (int i = 0; i < 500; ++i) {
             if (answers_version(port)) {
-                return {slot, port};
+                return {slot, port, pid};
             }
             int st = 0;
             if (::waitpid(pid, &st, WNOHANG) == pid) {
@@ -828,9 +829,14 @@ auto text_report(const std::vector<arm_result>& arms, const std::map<std::string
     return out;
 }
 
-auto json_report(const options& o, const std::vector<arm_result>& arms,
+auto json_report(const options& o, const std::vector<server>& servers, const std::vector<arm_result>& arms,
                  const std::map<std::string, const arm_result*>& controls) -> std::string {
-    std::string out = "{\"format\":\"keyplace.fleet/1\",\"keys\":" + std::to_string(o.keys) +
+    std::string pids;
+    for (const auto& s : servers) {
+        pids += (pids.empty() ? "" : ",") + std::string("{\"port\":") + std::to_string(s.port) +
+                ",\"pid\":" + std::to_string(s.pid) + "}";
+    }
+    std::string out = "{\"format\":\"keyplace.fleet/1\",\"servers\":[" + pids + "],\"keys\":" + std::to_string(o.keys) +
                       ",\"window\":" + std::to_string(o.window) + ",\"writes\":" + fmt("%.4f", o.writes) +
                       ",\"prefill\":" + (o.prefill ? "true" : "false") + ",\"arms\":[";
     for (std::size_t i = 0; i < arms.size(); ++i) {
@@ -1064,7 +1070,7 @@ auto run(const options& o) -> int {
         write_file("-", text_report(arms, controls));
     }
     if (!o.json.empty()) {
-        write_file(o.json, json_report(o, arms, controls));
+        write_file(o.json, json_report(o, f.servers, arms, controls));
     }
     if (!o.svg.empty()) {
         std::vector<const arm_result*> lines;
