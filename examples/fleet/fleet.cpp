@@ -210,7 +210,7 @@ struct options {
     std::uint64_t steady = 4;   // windows
     std::uint64_t phase = 10;   // windows per event phase
     std::uint64_t warm = 0;     // requests of warm-up after the prefill
-    bool prefill = true;
+    double prefill = 1.0;  // fraction of the universe set before the run
     double writes = 0.01;
     std::uint64_t value_size = 100;
     std::uint64_t lag = 0;
@@ -315,8 +315,8 @@ auto option_table() -> const std::vector<option_spec>& {
          [](options& o, std::string_view v) { o.phase = parse_u64("phase", v, 1, 1000); }},
         {"warm", "N", "warm-up requests before the steady windows, 0..100000000 (default 0)",
          [](options& o, std::string_view v) { o.warm = parse_u64("warm", v, 0, 100000000); }},
-        {"no-prefill", nullptr, "start cold instead of setting every key first",
-         [](options& o, std::string_view) { o.prefill = false; }},
+        {"prefill", "F", "fraction of the keys set before the run, 0..1 (default 1: fully warm)",
+         [](options& o, std::string_view v) { o.prefill = parse_double("prefill", v, 0.0, 1.0); }},
         {"writes", "F", "fraction of requests that are writes, 0..0.5 (default 0.01)",
          [](options& o, std::string_view v) { o.writes = parse_double("writes", v, 0.0, 0.5); }},
         {"value-size", "N", "value bytes, 16..100000 (default 100)",
@@ -674,8 +674,10 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
         }
     };
 
-    if (o.prefill) {
-        for (std::size_t k = 0; k < u.names.size(); ++k) {
+    // A fraction F of the keys, spread over the ranks (key k when frac(k * phi) < F): with uniform
+    // popularity the cache then starts at hit rate F, a cache sized for that share of the universe.
+    for (std::size_t k = 0; k < u.names.size(); ++k) {
+        if (static_cast<double>(static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ULL) * 0x1.0p-64 < o.prefill) {
             set_value(tab->now[k], k);
         }
     }
@@ -838,7 +840,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
     }
     std::string out = "{\"format\":\"keyplace.fleet/1\",\"servers\":[" + pids + "],\"keys\":" + std::to_string(o.keys) +
                       ",\"window\":" + std::to_string(o.window) + ",\"writes\":" + fmt("%.4f", o.writes) +
-                      ",\"prefill\":" + (o.prefill ? "true" : "false") + ",\"arms\":[";
+                      ",\"prefill\":" + fmt("%.3f", o.prefill) + ",\"arms\":[";
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const auto& a = arms[i];
         out += (i == 0 ? "\n" : ",\n");
