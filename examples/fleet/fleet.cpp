@@ -735,6 +735,7 @@ struct event_figures {
     double first_hit = 0;
     double control_first_hit = 0;
     double first_miss_ratio = 0;    // first window's DB reads over the control's
+    double db_multiple = 0;         // first window's DB reads over the control's mean per window
     std::int64_t extra_db = 0;      // whole phase, over the control
     std::int64_t recovery = -1;     // windows until within 1 pp of the control (-1: not in the phase)
     std::uint64_t stale = 0;
@@ -765,6 +766,17 @@ auto figures(const arm_result& a, const arm_result& control, const std::string& 
         f.extra_db += static_cast<std::int64_t>(w.db_reads) - static_cast<std::int64_t>(c.db_reads);
         f.stale += w.stale;
         f.old_epoch += w.old_epoch;
+    }
+    double control_reads = 0;
+    for (const auto& c : control.windows) {
+        control_reads += static_cast<double>(c.db_reads);
+    }
+    control_reads /= static_cast<double>(control.windows.size());
+    for (const auto& w : a.windows) {
+        if (w.phase == ev) {
+            f.db_multiple = control_reads > 0 ? static_cast<double>(w.db_reads) / control_reads : 0;
+            break;
+        }
     }
     std::int64_t n = 0;
     for (std::size_t i = 0; i < a.windows.size() && i < control.windows.size(); ++i) {
@@ -866,6 +878,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
                        ",\"first_window_hit_rate\":" + fmt("%.4f", f.first_hit) +
                        ",\"control_first_window_hit_rate\":" + fmt("%.4f", f.control_first_hit) +
                        ",\"first_window_miss_ratio\":" + fmt("%.3f", f.first_miss_ratio) +
+                       ",\"db_load_multiple\":" + fmt("%.3f", f.db_multiple) +
                        ",\"extra_db_reads\":" + std::to_string(f.extra_db) +
                        ",\"windows_to_recover\":" + std::to_string(f.recovery) +
                        ",\"stale_hits\":" + std::to_string(f.stale) +
