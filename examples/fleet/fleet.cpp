@@ -735,7 +735,7 @@ struct event_figures {
     double first_hit = 0;
     double control_first_hit = 0;
     double first_miss_ratio = 0;    // first window's DB reads over the control's
-    double db_multiple = 0;         // first window's DB reads over the control's mean per window
+    double db_multiple = 0;         // first window's DB reads over the mean per steady window (before the join)
     std::int64_t extra_db = 0;      // whole phase, over the control
     std::int64_t recovery = -1;     // windows until within 1 pp of the control (-1: not in the phase)
     std::uint64_t stale = 0;
@@ -767,14 +767,16 @@ auto figures(const arm_result& a, const arm_result& control, const std::string& 
         f.stale += w.stale;
         f.old_epoch += w.old_epoch;
     }
-    double control_reads = 0;
-    for (const auto& c : control.windows) {
-        control_reads += static_cast<double>(c.db_reads);
+    double steady_reads = 0;
+    double steady_windows = 0;
+    for (const auto& w : a.windows) {
+        steady_reads += w.phase == "steady" ? static_cast<double>(w.db_reads) : 0.0;
+        steady_windows += w.phase == "steady" ? 1.0 : 0.0;
     }
-    control_reads /= static_cast<double>(control.windows.size());
+    steady_reads /= steady_windows;
     for (const auto& w : a.windows) {
         if (w.phase == ev) {
-            f.db_multiple = control_reads > 0 ? static_cast<double>(w.db_reads) / control_reads : 0;
+            f.db_multiple = steady_reads > 0 ? static_cast<double>(w.db_reads) / steady_reads : 0;
             break;
         }
     }
