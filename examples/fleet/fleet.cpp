@@ -11,7 +11,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -148,18 +150,22 @@ auto start_server(const std::string& binary, std::size_t slot) -> server {
             throw failure(std::string("cannot fork: ") + std::strerror(errno));
         }
         if (pid == 0) {
-            // The server dies with this program even when it is killed with SIGKILL.
+            // As root, drop to nobody here rather than with memcached's -u: a change of user clears
+            // the parent-death signal, which is set after it so that the server dies with this
+            // program even when that is killed with SIGKILL.
+            if (::geteuid() == 0) {
+                const passwd* nobody = ::getpwnam("nobody");
+                if (nobody == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(nobody->pw_gid) != 0 ||
+                    ::setuid(nobody->pw_uid) != 0) {
+                    ::_exit(126);
+                }
+            }
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (::getppid() != parent) {
                 ::_exit(1);
             }
             std::vector<const char*> argv{binary.c_str(), "-l", "127.0.0.1", "-p", port_s.c_str(), "-U", "0",
-                                          "-m", "64", "-t", "1"};
-            if (::geteuid() == 0) {
-                argv.push_back("-u");
-                argv.push_back("nobody");
-            }
-            argv.push_back(nullptr);
+                                          "-m", "64", "-t", "1", nullptr};
             ::execv(binary.c_str(), const_cast<char* const*>(argv.data()));
             ::_exit(127);
         }
@@ -223,7 +229,7 @@ struct options {
 
 auto bad(const std::string& opt, std::string_view v, const std::string& why) -> failure {
     const std::string shown = v.size() > 40 ? std::string(v.substr(0, 40)) + "..." : std::string(v);
-    return failure("--" + opt + " '" + shown + "': " + why);
+    return failure("--" + opt + " '" + shown + "': " + why, 2);
 }
 
 auto parse_u64(const std::string& opt, std::string_view v, std::uint64_t lo, std::uint64_t hi) -> std::uint64_t {
