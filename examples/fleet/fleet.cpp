@@ -552,10 +552,14 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
              const std::string& strategy, const std::string& rule, double alpha, std::uint64_t seed, bool control,
              const std::function<void(const std::string&)>& progress) -> arm_result {
     arm_result res{strategy, control ? "control" : rule, alpha, seed, {}, {}};
-    for (auto& c : f.conns) {
-        if (memcached_flush(c->mc, 0) != MEMCACHED_SUCCESS) {
-            throw failure("memcached: flush_all failed: " + std::string(memcached_last_error_message(c->mc)));
+    auto flush = [&](std::size_t server) {
+        if (memcached_flush(f.conns[server]->mc, 0) != MEMCACHED_SUCCESS) {
+            throw failure("memcached: flush_all failed on mc-" + std::to_string(server) + ": " +
+                          memcached_last_error_message(f.conns[server]->mc));
         }
+    };
+    for (std::size_t i = 0; i < f.conns.size(); ++i) {
+        flush(i);
     }
     kp::snapshot_description d;
     d.cluster = "fleet";
@@ -570,19 +574,17 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
     // Tables per epoch, computed once per publish (the bounded form's assignment is not free).
     std::map<std::uint64_t, table> tables;
     std::map<std::uint64_t, std::shared_ptr<const kp::snapshot>> kept_alive;
-    auto publish = [&](const kp::snapshot_description& nd) {
-        auto s = std::make_shared<const kp::snapshot>(kp::snapshot::build(nd));
+    auto remember = [&](const std::shared_ptr<const kp::snapshot>& s) {
         tables[s->epoch()] = {s->epoch(), owners(*s, s->current(), u, strategy, request_weights),
                               owners(*s, s->pending(), u, strategy, request_weights)};
         kept_alive[s->epoch()] = s;
+    };
+    auto publish = [&](const kp::snapshot_description& nd) {
+        auto s = std::make_shared<const kp::snapshot>(kp::snapshot::build(nd));
+        remember(s);
         (void)pub.publish(s);
     };
-    {
-        auto s = pub.current();
-        tables[1] = {1, owners(*s, s->current(), u, strategy, request_weights),
-                     owners(*s, s->pending(), u, strategy, request_weights)};
-        kept_alive[1] = s;
-    }
+    remember(pub.current());
     std::uint64_t completed_before = 1;  // the completed epoch before the latest event: previous owners
 
     std::vector<std::uint32_t> db(u.names.size(), 0);
@@ -710,9 +712,7 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
             }
             publish(nd);
             if (e.adds && rule == "flush") {
-                if (memcached_flush(f.conns[e.server]->mc, 0) != MEMCACHED_SUCCESS) {
-                    throw failure("memcached: flush_all failed on mc-" + std::to_string(e.server));
-                }
+                flush(e.server);
             }
             // Step 2: the transition completes. A leaver is removed from the list, not kept as a
             // tombstone: a cache server that returns comes back under its own id (that return is
@@ -815,6 +815,11 @@ auto fmt(const char* f, double v) -> std::string {
     return b;
 }
 
+// The control of an arm: same strategy, popularity and seed.
+auto control_key(const arm_result& a) -> std::string {
+    return a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed);
+}
+
 const std::array<std::string, 3> event_names{"join", "leave", "rejoin"};
 
 auto text_report(const std::vector<arm_result>& arms, const std::map<std::string, const arm_result*>& controls)
@@ -827,13 +832,13 @@ auto text_report(const std::vector<arm_result>& arms, const std::map<std::string
         }
         const std::string group = "alpha " + alpha_name(a.alpha) + ", seed " + std::to_string(a.seed);
         if (group != last_group) {
-            const auto& c = *controls.at(a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed));
+            const auto& c = *controls.at(control_key(a));
             out += "\n" + group + " (control steady hit rate " + fmt("%.3f", c.windows.front().hit_rate()) + ")\n";
             out += "strategy    rule       | join: kept pred (keys)  measured  hit 1st  miss x1st  extra DB  recov |"
                    " leave: kept pred  extra DB  stale | rejoin: kept pred  extra DB  stale\n";
             last_group = group;
         }
-        const auto& c = *controls.at(a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed));
+        const auto& c = *controls.at(control_key(a));
         const auto j = figures(a, c, "join");
         const auto l = figures(a, c, "leave");
         const auto r = figures(a, c, "rejoin");
@@ -876,7 +881,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
         }
         out += "]";
         if (a.rule != "control") {
-            const auto& c = *controls.at(a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed));
+            const auto& c = *controls.at(control_key(a));
             out += ",\"events\":{";
             for (std::size_t e = 0; e < event_names.size(); ++e) {
                 const auto f = figures(a, c, event_names[e]);
@@ -1086,7 +1091,7 @@ auto run(const options& o) -> int {
     std::map<std::string, const arm_result*> controls;
     for (const auto& a : arms) {
         if (a.rule == "control") {
-            controls[a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed)] = &a;
+            controls[control_key(a)] = &a;
         }
     }
     if (o.json != "-") {
