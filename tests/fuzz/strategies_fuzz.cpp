@@ -18,19 +18,24 @@
 //    their history: the same derivation twice), succeeds exactly when the build does, and
 //    leaves the original unchanged;
 //  - minimal movement where promised (README "Guarantees", DESIGN §4): ring, rendezvous,
-//    Cassandra and jump move keys only to a joiner and only a leaver's keys; ring and rendezvous
+//    Cassandra, jump, multi-probe, AnchorHash and MementoHash move keys only to a joiner and only
+//    a leaver's keys (AnchorHash and MementoHash, whose state is a removal history, are checked
+//    derivation against the same derivation, not against a fresh build); ring and rendezvous
 //    move keys only to or from a node whose weight changed; exact movement() of a join or leave
 //    has no violations and equals its minimum; a one-replica partition table moves exactly the
 //    minimum (partition_moves).
 #include "fuzz_support.hpp"
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/anchor.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
+#include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>
+#include <keyplace/multiprobe.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/ring.hpp>
@@ -436,9 +441,11 @@ void run(const subject<S, Member>& sub, input& in) {
             KEYPLACE_FUZZ_CHECK_LIBRARY_MESSAGE(derr.message());
             continue;
         }
-        if (join && !sub.sorted) {
-            changed = next->nodes().back().id;  // appended, as the strategy names it (host:port)
-        }
+        if constexpr (!std::is_same_v<Member, keyplace::node>) {
+            if (join && !sub.sorted) {
+                changed = next->nodes().back().id;  // appended, as the strategy names it (host:port)
+            }
+        }  // a node keeps its id; AnchorHash's joiner takes a removed bucket, not the last
         if (sub.derivation == derives::history) {
             // The table is its history: the same derivation again gives the same table.
             std::optional<S> again;
@@ -506,8 +513,58 @@ void run_jump(input& in) {
 
 constexpr std::uint64_t primes[] = {2, 3, 7, 13, 17, 31, 61, 101, 251, 257, 509, 1021, 4093, 8, 1, 0};
 
+/// The arbitrary-removal families (AnchorHash, MementoHash): nodes in bucket order, weight 1
+/// only; their state is their history (a removal order), so a derivation is checked against the
+/// same derivation again, not a fresh build; joins and leaves move only the changed node's keys.
+template <class S>
+void run_history(input& in, typename S::config_type config) {
+    auto sub = node_subject<S>(std::move(config), false);
+    sub.member = [](input& i) {
+        keyplace::node n{id_of(i)};
+        n.weight = i.byte() < 16 ? 2.0 : 1.0;  // refused: weights other than 1
+        return n;
+    };
+    sub.derivation = derives::history;
+    sub.sorted = false;
+    sub.minimal = true;
+    run(sub, in);
+}
+
+/// Multi-probe, AnchorHash (both forms) and MementoHash: strategy bytes 240 and up, so that the
+/// committed corpus (strategy bytes below 15) keeps its meaning.
+void fuzz_later_family(input& in, std::uint8_t which) {
+    switch (which % 4) {
+        case 0: {
+            keyplace::multiprobe_config c;
+            c.probes = in.flag() ? 21U : in.byte() % 40U;  // 0: refused
+            auto sub = node_subject<keyplace::multiprobe>(c, false);
+            sub.minimal = true;
+            run(sub, in);
+            break;
+        }
+        case 1:
+        case 2: {
+            keyplace::anchor_config c;
+            c.capacity = in.flag() ? 0U : in.byte() % 40U;  // below the node count: refused
+            if (which % 4 == 1) {
+                run_history<keyplace::anchor>(in, c);
+            } else {
+                run_history<keyplace::anchor_compact>(in, c);
+            }
+            break;
+        }
+        default:
+            run_history<keyplace::memento>(in, keyplace::memento_config{});
+            break;
+    }
+}
+
 void fuzz_strategy(input& in) {
     const std::uint8_t which = in.byte();
+    if (which >= 240) {
+        fuzz_later_family(in, which);
+        return;
+    }
     switch (which % 15) {
         case 0: {
             auto sub = node_subject<keyplace::ring>(keyplace::ring_config{1U + in.byte() % 64U}, true);
