@@ -39,6 +39,15 @@ auto run_cli(std::initializer_list<std::string_view> args, const std::string& in
     return {status, out.str(), err.str()};
 }
 
+// The same, for arguments built at run time.
+auto run_cli(const std::vector<std::string_view>& args, const std::string& input = "") -> result {
+    std::istringstream in(input);
+    std::ostringstream out;
+    std::ostringstream err;
+    const int status = keyplace_cli::run(args, in, out, err);
+    return {status, out.str(), err.str()};
+}
+
 // A failure: the given status, nothing on stdout, exactly one line on stderr containing fragment.
 void expect_failure(const result& r, int status, const std::string& fragment) {
     CHECK(r.status == status);
@@ -1501,12 +1510,7 @@ TEST_CASE("cli: locate --load-factor assigns the input as one batch of held requ
     const auto with = [&](std::string_view c) {
         auto args = base;
         args.push_back(c);
-        const std::vector<std::string_view> v(args);
-        std::istringstream in("0\n0\n0\n");
-        std::ostringstream out;
-        std::ostringstream err;
-        const int status = keyplace_cli::run(v, in, out, err);
-        return result{status, out.str(), err.str()};
+        return run_cli(args, "0\n0\n0\n");
     };
     CHECK(with("1").out == "c\nb\na\n");
     CHECK(with("inf").out == "c\nc\nc\n");
@@ -1564,13 +1568,6 @@ TEST_CASE("cli: locate --spread-reads serves each read from the golden table's n
     REQUIRE(served.size() >= 20);
     const std::vector<std::string_view> base{"locate", "--strategy", "ring", "--nodes",
                                              "node-a,node-b,node-c,node-d,node-e", "--spread-reads"};
-    const auto run_with = [&](std::vector<std::string_view> args, const std::string& input) {
-        std::istringstream in(input);
-        std::ostringstream out;
-        std::ostringstream err;
-        const int status = keyplace_cli::run(args, in, out, err);
-        return result{status, out.str(), err.str()};
-    };
     std::set<std::uint64_t> widths;
     std::uint64_t salts = 0;
     for (const auto& [ks, id] : served) {
@@ -1586,7 +1583,7 @@ TEST_CASE("cli: locate --spread-reads serves each read from the golden table's n
         INFO("K " << width);
         auto args = base;
         args.push_back(width);
-        const auto r = run_with(args, reads);
+        const auto r = run_cli(args, reads);
         REQUIRE(r.status == 0);
         std::istringstream lines(r.out);
         std::string line;
@@ -1603,7 +1600,7 @@ TEST_CASE("cli: locate --spread-reads serves each read from the golden table's n
             const std::string salt = std::to_string(ks.second);
             auto fixed = args;
             fixed.insert(fixed.end(), {"--salt", salt});
-            CHECK(run_with(fixed, "user:42\nuser:42\n").out == id + "\n" + id + "\n");
+            CHECK(run_cli(fixed, "user:42\nuser:42\n").out == id + "\n" + id + "\n");
         }
     }
     // K = 1 is the owner, whatever the salt; --json names the servers.
