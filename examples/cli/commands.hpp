@@ -248,27 +248,6 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         if constexpr (keyplace::ordered_placement_strategy<S>) {
-            if (spread) {
-                held_output held(io.stream.held_bytes);
-                key_results results(held, json, "{\"servers\":[");
-                progress shown(*io.err, progress_mode_of(a, io), "locate");
-                key_reader reader(in, io.stream.block_lines);
-                std::uint64_t line = 0;
-                while (reader.next()) {
-                    const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
-                    for (const auto p : points) {
-                        const auto salt = spread->salt ? *spread->salt : line;
-                        const std::string_view id = s.nodes()[keyplace::pick_spread(s, p, spread->width, salt).value].id;
-                        results.add(json ? json_string(id) : std::string(id));
-                        ++line;
-                    }
-                    shown.advance(points.size());
-                }
-                results.finish("}");
-                shown.finish();
-                held.commit(*io.out);
-                return "";
-            }
             if (bounded) {
                 // Every request is held to the end: read them all, then assign the batch.
                 std::vector<std::uint64_t> all;
@@ -304,14 +283,24 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
             }
         });
         held_output held(io.stream.held_bytes);
-        key_results results(held, json, rule ? "{\"replicas\":[" : "{\"owners\":[");
+        key_results results(held, json, rule ? "{\"replicas\":[" : spread ? "{\"servers\":[" : "{\"owners\":[");
         progress shown(*io.err, progress_mode_of(a, io), "locate");
         key_reader reader(in, io.stream.block_lines);
+        std::uint64_t line_index = 0;  // --spread-reads' default salt
         while (reader.next()) {
             const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
             if (rule) {
                 for (const auto& line : place_replicas(s, points, *rule)) {
                     results.add(render_replica_line(line, json));
+                }
+            } else if (spread) {
+                if constexpr (keyplace::ordered_placement_strategy<S>) {
+                    for (const auto p : points) {
+                        const auto salt = spread->salt ? *spread->salt : line_index;
+                        const auto id = std::string_view(s.nodes()[keyplace::pick_spread(s, p, spread->width, salt).value].id);
+                        results.add(json ? json_string(id) : std::string(id));
+                        ++line_index;
+                    }
                 }
             } else {
                 for (const auto id : key_owners(s, reader.keys(), points, prehashed)) {
