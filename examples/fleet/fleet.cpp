@@ -8,12 +8,26 @@
 #include <keyplace/snapshot.hpp>
 
 #include <libmemcached/memcached.h>
+#ifdef KEYPLACE_FLEET_ETCD
+#include <keyplace/etcd.hpp>
+
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <deque>
+#include <filesystem>
+#include <new>
+#include <thread>
+#endif
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -52,12 +66,14 @@ struct failure : std::runtime_error {
     explicit failure(const std::string& m, int s = 1) : std::runtime_error(m), status(s) {}
 };
 
-// Exit status when memcached is absent: ctest's conventional skip code.
-constexpr int status_no_memcached = 77;
+// Exit status when memcached (or, for --etcd start, etcd) is absent: ctest's conventional skip code.
+constexpr int status_skipped = 77;
 
 // ---------------------------------------------------------------------------------------------
-// Servers. Children are recorded in a fixed array the signal handler can read.
+// Servers. Children (memcached, etcd, client processes) are recorded in a fixed array the signal
+// handler can read.
 constexpr std::size_t max_servers = 16;
+constexpr std::size_t max_clients = 8;
 std::array<std::atomic<pid_t>, max_servers> children{};
 
 void kill_children() noexcept {
@@ -139,20 +155,54 @@ struct server {
     pid_t pid = 0;
 };
 
+// Forks a child, recorded in children[slot], that becomes `argv` (after `as_child`, run in the
+// child first), dying with this program even when that is killed with SIGKILL; then polls
+// `ready` `tries` times, `pause` apart. Returns the pid once ready, or 0 when the child exited
+// first (its port was taken meanwhile) or never got ready (it is killed then).
+auto spawn_until_ready(std::size_t slot, const std::vector<const char*>& argv, const std::function<void()>& as_child,
+                       const std::function<bool()>& ready, int tries, useconds_t pause) -> pid_t {
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        throw failure(std::string("cannot fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+        as_child();
+        // After any change of user, which clears the parent-death signal.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(1);
+        }
+        ::execv(argv.front(), const_cast<char* const*>(argv.data()));
+        ::_exit(127);
+    }
+    children[slot].store(pid);
+    for (int i = 0; i < tries; ++i) {
+        if (ready()) {
+            return pid;
+        }
+        int st = 0;
+        if (::waitpid(pid, &st, WNOHANG) == pid) {
+            children[slot].store(0);
+            return 0;
+        }
+        ::usleep(pause);
+    }
+    if (const pid_t p = children[slot].exchange(0); p > 0) {
+        ::kill(p, SIGKILL);
+        ::waitpid(p, nullptr, 0);
+    }
+    return 0;
+}
+
 // Starts memcached on a free loopback port and waits until it answers version (5 s at most).
 auto start_server(const std::string& binary, std::size_t slot) -> server {
     for (int attempt = 0; attempt < 5; ++attempt) {
         const std::uint16_t port = free_port();
         const std::string port_s = std::to_string(port);
-        const pid_t parent = ::getpid();
-        const pid_t pid = ::fork();
-        if (pid < 0) {
-            throw failure(std::string("cannot fork: ") + std::strerror(errno));
-        }
-        if (pid == 0) {
-            // As root, drop to nobody here rather than with memcached's -u: a change of user clears
-            // the parent-death signal, which is set after it so that the server dies with this
-            // program even when that is killed with SIGKILL.
+        // As root, the child drops to nobody itself rather than by memcached's -u: a change of
+        // user clears the parent-death signal, which is set after it.
+        const auto drop_root = [] {
             if (::geteuid() == 0) {
                 const passwd* nobody = ::getpwnam("nobody");
                 if (nobody == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(nobody->pw_gid) != 0 ||
@@ -160,30 +210,12 @@ auto start_server(const std::string& binary, std::size_t slot) -> server {
                     ::_exit(126);
                 }
             }
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (::getppid() != parent) {
-                ::_exit(1);
-            }
-            std::vector<const char*> argv{binary.c_str(), "-l", "127.0.0.1", "-p", port_s.c_str(), "-U", "0",
-                                          "-m", "64", "-t", "1", nullptr};
-            ::execv(binary.c_str(), const_cast<char* const*>(argv.data()));
-            ::_exit(127);
-        }
-        children[slot].store(pid);
-        for (int i = 0; i < 500; ++i) {
-            if (answers_version(port)) {
-                return {slot, port, pid};
-            }
-            int st = 0;
-            if (::waitpid(pid, &st, WNOHANG) == pid) {
-                children[slot].store(0);
-                break;  // exited (the port was taken meanwhile): try another port
-            }
-            ::usleep(10000);
-        }
-        if (const pid_t p = children[slot].exchange(0); p > 0) {
-            ::kill(p, SIGKILL);
-            ::waitpid(p, nullptr, 0);
+        };
+        const pid_t pid = spawn_until_ready(
+            slot, {binary.c_str(), "-l", "127.0.0.1", "-p", port_s.c_str(), "-U", "0", "-m", "64", "-t", "1", nullptr},
+            drop_root, [&] { return answers_version(port); }, 500, 10000);
+        if (pid != 0) {
+            return {slot, port, pid};
         }
     }
     throw failure("memcached (" + binary + ") did not answer version on 127.0.0.1 after 5 attempts");
@@ -192,12 +224,14 @@ auto start_server(const std::string& binary, std::size_t slot) -> server {
 // One libmemcached connection per server; placement is keyplace's.
 struct connection {
     memcached_st* mc = nullptr;
-    explicit connection(std::uint16_t port) : mc(memcached_create(nullptr)) {
+    // noreply: sets and deletes without a round trip, for one client alone. Several clients wait
+    // for each reply, so that a delete has happened on the server before the write is over.
+    connection(std::uint16_t port, bool noreply) : mc(memcached_create(nullptr)) {
         if (mc == nullptr || memcached_server_add(mc, "127.0.0.1", port) != MEMCACHED_SUCCESS) {
             throw failure("libmemcached: cannot add server 127.0.0.1:" + std::to_string(port));
         }
         memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, 1);  // sets and deletes: no round trip
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, noreply ? 1 : 0);
     }
     connection(const connection&) = delete;
     auto operator=(const connection&) -> connection& = delete;
@@ -220,6 +254,11 @@ struct options {
     double writes = 0.01;
     std::uint64_t value_size = 100;
     std::uint64_t lag = 0;
+    std::uint64_t clients = 1;
+    std::string etcd;  // an endpoint http://IPV4:PORT, or "start"
+    std::uint64_t late_ms = 50;
+    bool late_ms_given = false;
+    bool no_barrier = false;
     std::string memcached = "memcached";
     std::string json;
     std::string svg;
@@ -284,6 +323,26 @@ auto parse_names(const std::string& opt, std::string_view v, const std::vector<s
     return out;
 }
 
+// http://A.B.C.D:PORT, the form the late client's relay can reach.
+auto is_ipv4_endpoint(std::string_view v) -> bool {
+    constexpr std::string_view scheme = "http://";
+    if (v.substr(0, scheme.size()) != scheme) {
+        return false;
+    }
+    v.remove_prefix(scheme.size());
+    const auto colon = v.rfind(':');
+    if (colon == std::string_view::npos) {
+        return false;
+    }
+    in_addr a{};
+    const std::string host(v.substr(0, colon));
+    std::uint64_t port = 0;
+    const auto ps = v.substr(colon + 1);
+    const auto r = std::from_chars(ps.data(), ps.data() + ps.size(), port);
+    return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && r.ec == std::errc{} && r.ptr == ps.data() + ps.size() &&
+           port >= 1 && port <= 65535;
+}
+
 struct option_spec {
     const char* name;
     const char* value;  // nullptr: a flag
@@ -329,6 +388,22 @@ auto option_table() -> const std::vector<option_spec>& {
          [](options& o, std::string_view v) { o.value_size = parse_u64("value-size", v, 16, 100000); }},
         {"lag", "N", "requests a client keeps using an old epoch after a publish, 0..10000000 (default 0)",
          [](options& o, std::string_view v) { o.lag = parse_u64("lag", v, 0, 10000000); }},
+        {"clients", "N", "client processes following membership through etcd, 1..8 (default 1: one client here)",
+         [](options& o, std::string_view v) { o.clients = parse_u64("clients", v, 1, max_clients); }},
+        {"etcd", "URL", "etcd for --clients: http://IPV4:PORT, or 'start' to run one on free loopback ports",
+         [](options& o, std::string_view v) {
+             o.etcd = std::string(v);
+             if (v != "start" && !is_ipv4_endpoint(v)) {
+                 throw bad("etcd", v, "expected 'start' or http://IPV4:PORT");
+             }
+         }},
+        {"late-ms", "D", "with --clients: everything etcd sends the last client arrives D ms late, 0..10000 (default 50)",
+         [](options& o, std::string_view v) {
+             o.late_ms = parse_u64("late-ms", v, 0, 10000);
+             o.late_ms_given = true;
+         }},
+        {"no-barrier", nullptr, "with --clients: publish each completing epoch without waiting for the clients' reports",
+         [](options& o, std::string_view) { o.no_barrier = true; }},
         {"memcached", "PATH", "the memcached binary (default: memcached on PATH)",
          [](options& o, std::string_view v) { o.memcached = std::string(v); }},
         {"json", "FILE", "also write every figure as JSON to FILE ('-': stdout instead of the table)",
@@ -449,12 +524,20 @@ auto events_for(const std::string& strategy) -> std::vector<event> {
     return {{"join", 3, true}, {"leave", leaver, false}, {"rejoin", leaver, true}};
 }
 
-// The placement a client reads for one snapshot: server per key index, and the owner it had under
-// the previous completed snapshot (the write set's previous owners).
+// The expected request rates as bounded loads' integer weights.
+auto request_weights(const universe& u) -> std::vector<std::uint32_t> {
+    std::vector<std::uint32_t> w(u.weight.size());
+    for (std::size_t k = 0; k < w.size(); ++k) {
+        w[k] = static_cast<std::uint32_t>(std::max(1.0, std::round(u.weight[k] * 0x1.0p31)));
+    }
+    return w;
+}
+
+// The owners a client reads for one snapshot, per key index: now (the current placement, where
+// reads and fills go) and next (the pending placement, which the write set adds).
 struct table {
-    std::uint64_t epoch = 0;
-    std::vector<std::uint8_t> now;   // owner now (current placement)
-    std::vector<std::uint8_t> next;  // owner after the transition (pending placement)
+    std::vector<std::uint8_t> now;
+    std::vector<std::uint8_t> next;
 };
 
 auto owners(const kp::snapshot& s, const kp::placement& p, const universe& u, const std::string& strategy,
@@ -480,6 +563,56 @@ auto owners(const kp::snapshot& s, const kp::placement& p, const universe& u, co
         out[k] = static_cast<std::uint8_t>(server_of(s.nodes()[p.owner(u.names[k])]));
     }
     return out;
+}
+
+// The snapshots of one arm in publication order (index: epoch - 1): mc-0..mc-2 at epoch 1, then
+// per event its transition epoch (the node joining or leaving) and its completing epoch. A leaver
+// is removed from the list, not kept as a tombstone: a cache server that returns comes back under
+// its own id (that return is what this experiment measures); a tombstone would make it a new node.
+// Every process builds the same plan, so each knows the owners under every epoch; placement still
+// reads only the snapshot a client has adopted, the other tables serve the measurement.
+struct plan {
+    std::vector<event> events;
+    std::vector<std::shared_ptr<const kp::snapshot>> snaps;
+    std::vector<table> tables;
+    [[nodiscard]] auto snap(std::uint64_t epoch) const -> const kp::snapshot& { return *snaps.at(epoch - 1); }
+    [[nodiscard]] auto at(std::uint64_t epoch) const -> const table& { return tables.at(epoch - 1); }
+};
+
+auto make_plan(const std::string& cluster, const universe& u, const std::vector<std::uint32_t>& request_weights,
+               const std::string& strategy, bool control) -> plan {
+    plan p;
+    p.events = events_for(strategy);
+    kp::snapshot_description d;
+    d.cluster = cluster;
+    d.epoch = 1;
+    d.strategy = strategy_of(strategy);
+    for (std::size_t i = 0; i < initial_servers; ++i) {
+        d.nodes.push_back({.id = "mc-" + std::to_string(i)});
+    }
+    p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(d)));
+    for (const auto& e : control ? std::vector<event>{} : p.events) {
+        auto nd = p.snaps.back()->successor();
+        if (e.adds) {
+            nd.nodes.push_back({.id = "mc-" + std::to_string(e.server), .state = kp::node_state::joining});
+        } else {
+            for (auto& n : nd.nodes) {
+                n.state = server_of(n) == e.server ? kp::node_state::leaving : n.state;
+            }
+        }
+        p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(nd)));
+        auto done = p.snaps.back()->successor();
+        std::erase_if(done.nodes, [](const kp::snapshot_node& n) { return n.state == kp::node_state::leaving; });
+        for (auto& n : done.nodes) {
+            n.state = kp::node_state::active;
+        }
+        p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(done)));
+    }
+    for (const auto& s : p.snaps) {
+        p.tables.push_back({owners(*s, s->current(), u, strategy, request_weights),
+                            owners(*s, s->pending(), u, strategy, request_weights)});
+    }
+    return p;
 }
 
 // The kept fractions of one change: request-weighted over the universe, and key-weighted from
@@ -520,7 +653,32 @@ auto kept_between(const kp::placement& a, const kp::placement& b, const std::vec
 }
 
 // ---------------------------------------------------------------------------------------------
-// One arm: a strategy, a rule, a popularity, a seed; events or none (the control).
+// The simulated database: one version per key, the top bit a lock. A key's read-and-fill and its
+// write-and-invalidate hold the lock (in shared memory when several client processes run), so the
+// classic look-aside fill race — a fill of a version that a concurrent write has just replaced,
+// which memcache leases address — never happens, and every stale hit counted is a placement
+// disagreement. A write deletes first and bumps the version last: a reader that sees the new
+// version knows every delete of that write has been done.
+struct database {
+    static constexpr std::uint32_t lock_bit = 0x80000000U;
+    std::atomic<std::uint32_t>* v = nullptr;
+
+    [[nodiscard]] auto version(std::size_t k) const -> std::uint32_t {
+        return v[k].load(std::memory_order_acquire) & ~lock_bit;
+    }
+    auto lock(std::size_t k) -> std::uint32_t {
+        for (;;) {
+            std::uint32_t x = v[k].load(std::memory_order_relaxed);
+            if ((x & lock_bit) == 0 && v[k].compare_exchange_weak(x, x | lock_bit, std::memory_order_acquire)) {
+                return x;
+            }
+            ::sched_yield();
+        }
+    }
+    void unlock(std::size_t k, std::uint32_t version) { v[k].store(version, std::memory_order_release); }
+};
+
+// One window of requests of one client.
 struct window_stats {
     std::string phase;
     std::uint64_t epoch = 0;
@@ -528,12 +686,120 @@ struct window_stats {
     std::uint64_t hits = 0;
     std::uint64_t db_reads = 0;
     std::uint64_t stale = 0;
-    std::uint64_t old_epoch = 0;
+    std::uint64_t old_epoch = 0;  // requests served from an epoch older than the one published
+    std::uint64_t old_owner = 0;  // of those, requests sent to another server than that epoch names
     [[nodiscard]] auto hit_rate() const -> double {
         return gets == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(gets);
     }
 };
 
+// A look-aside cache client: its own connections, the plan's tables, the shared database.
+struct cache_client {
+    std::vector<std::unique_ptr<connection>>& conns;
+    const universe& u;
+    const plan& p;
+    database db;
+    std::string rule;
+    double writes = 0;
+    std::string value;
+    splitmix rng;
+    std::uint64_t in_use = 1;            // the epoch of the last request
+    std::uint64_t completed_before = 1;  // the completed epoch before the latest change seen
+
+    void set_value(std::size_t server, std::size_t k, std::uint32_t version) {
+        const std::string prefix = "v" + std::to_string(version) + ":";
+        std::copy(prefix.begin(), prefix.end(), value.begin());
+        const auto& key = u.names[k];
+        const auto rc = memcached_set(conns[server]->mc, key.data(), key.size(), value.data(), value.size(), 0, 0);
+        if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED) {
+            throw failure("memcached: set failed on mc-" + std::to_string(server) + ": " +
+                          memcached_strerror(conns[server]->mc, rc));
+        }
+    }
+    void del(std::size_t server, std::size_t k) {
+        const auto& key = u.names[k];
+        const auto rc = memcached_delete(conns[server]->mc, key.data(), key.size(), 0);
+        if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED && rc != MEMCACHED_NOTFOUND) {
+            throw failure("memcached: delete failed on mc-" + std::to_string(server) + ": " +
+                          memcached_strerror(conns[server]->mc, rc));
+        }
+    }
+    // Sets every key of the fraction F spread over the ranks (key k when frac(k * phi) < F) on
+    // its owner at epoch 1: with uniform popularity the cache then starts at hit rate F.
+    void prefill(double fraction) {
+        for (std::size_t k = 0; k < u.names.size(); ++k) {
+            if (static_cast<double>(static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ULL) * 0x1.0p-64 < fraction) {
+                set_value(p.at(1).now[k], k, db.version(k));
+            }
+        }
+    }
+
+    // One request, placed by the snapshot of epoch `serving` while `published` is the newest.
+    void request(window_stats& w, std::uint64_t serving, std::uint64_t published) {
+        if (serving != in_use) {
+            if (!p.snap(in_use).in_transition()) {
+                completed_before = in_use;
+            }
+            in_use = serving;
+        }
+        const table& tab = p.at(serving);
+        const std::size_t k = u.draw(rng.unit());
+        const std::size_t owner = tab.now[k];
+        if (serving < published) {
+            ++w.old_epoch;
+            w.old_owner += owner != p.at(published).now[k] ? 1 : 0;
+        }
+        if (rng.unit() < writes) {
+            std::array<std::size_t, 4> targets{owner, owner, owner, owner};
+            if (rule == "write-set") {
+                // The write set of the snapshot (owners now and after), and the owner under the
+                // completed epoch before the latest change: it may hold the key and take it back.
+                targets[1] = tab.next[k];
+                targets[2] = p.at(completed_before).now[k];
+            }
+            std::sort(targets.begin(), targets.end());
+            const std::uint32_t v = db.lock(k);
+            for (std::size_t i = 0; i < targets.size(); ++i) {
+                if (i == 0 || targets[i] != targets[i - 1]) {
+                    del(targets[i], k);
+                }
+            }
+            db.unlock(k, v + 1);
+            return;
+        }
+        ++w.gets;
+        const std::uint32_t before = db.version(k);
+        const auto& key = u.names[k];
+        std::size_t len = 0;
+        std::uint32_t flags = 0;
+        memcached_return_t rc{};
+        char* got = memcached_get(conns[owner]->mc, key.data(), key.size(), &len, &flags, &rc);
+        if (got != nullptr) {
+            ++w.hits;
+            std::uint32_t version = 0;
+            const char* colon = static_cast<const char*>(std::memchr(got, ':', len));
+            if (len < 2 || got[0] != 'v' || colon == nullptr ||
+                std::from_chars(got + 1, colon, version).ptr != colon) {
+                std::free(got);
+                throw failure("memcached returned a value this program did not write for " + key);
+            }
+            std::free(got);
+            w.stale += version < before ? 1 : 0;
+            return;
+        }
+        if (rc != MEMCACHED_NOTFOUND) {
+            throw failure("memcached: get failed on mc-" + std::to_string(owner) + ": " +
+                          memcached_strerror(conns[owner]->mc, rc));
+        }
+        ++w.db_reads;
+        const std::uint32_t v = db.lock(k);
+        set_value(owner, k, v);
+        db.unlock(k, v);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// One arm: a strategy, a rule, a popularity, a seed; events or none (the control).
 struct arm_result {
     std::string strategy;
     std::string rule;  // "control" for the control arm
@@ -546,130 +812,46 @@ struct arm_result {
 struct fleet {
     std::vector<server> servers;
     std::vector<std::unique_ptr<connection>> conns;
+    void flush(std::size_t server) {
+        if (memcached_flush(conns[server]->mc, 0) != MEMCACHED_SUCCESS) {
+            throw failure("memcached: flush_all failed on mc-" + std::to_string(server) + ": " +
+                          memcached_last_error_message(conns[server]->mc));
+        }
+    }
 };
 
+auto workload_seed(std::uint64_t seed, double alpha) -> std::uint64_t {
+    return seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(alpha * 1000);
+}
+
+// One client in this process, reading its placement from a local publisher: the snapshots are
+// published here, and with --lag N the client adopts each one N requests late.
 auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<std::uint32_t>& request_weights,
              const std::string& strategy, const std::string& rule, double alpha, std::uint64_t seed, bool control,
              const std::function<void(const std::string&)>& progress) -> arm_result {
     arm_result res{strategy, control ? "control" : rule, alpha, seed, {}, {}};
-    auto flush = [&](std::size_t server) {
-        if (memcached_flush(f.conns[server]->mc, 0) != MEMCACHED_SUCCESS) {
-            throw failure("memcached: flush_all failed on mc-" + std::to_string(server) + ": " +
-                          memcached_last_error_message(f.conns[server]->mc));
-        }
-    };
     for (std::size_t i = 0; i < f.conns.size(); ++i) {
-        flush(i);
+        f.flush(i);
     }
-    kp::snapshot_description d;
-    d.cluster = "fleet";
-    d.epoch = 1;
-    d.strategy = strategy_of(strategy);
-    for (std::size_t i = 0; i < initial_servers; ++i) {
-        d.nodes.push_back({.id = "mc-" + std::to_string(i)});
-    }
-    kp::publisher pub(std::make_shared<const kp::snapshot>(kp::snapshot::build(d)));
+    const plan p = make_plan("fleet", u, request_weights, strategy, control);
+    kp::publisher pub(p.snaps.front());
     auto reader = pub.make_reader();
-
-    // Tables per epoch, computed once per publish (the bounded form's assignment is not free).
-    std::map<std::uint64_t, table> tables;
-    std::map<std::uint64_t, std::shared_ptr<const kp::snapshot>> kept_alive;
-    auto remember = [&](const std::shared_ptr<const kp::snapshot>& s) {
-        tables[s->epoch()] = {s->epoch(), owners(*s, s->current(), u, strategy, request_weights),
-                              owners(*s, s->pending(), u, strategy, request_weights)};
-        kept_alive[s->epoch()] = s;
-    };
-    auto publish = [&](const kp::snapshot_description& nd) {
-        auto s = std::make_shared<const kp::snapshot>(kp::snapshot::build(nd));
-        remember(s);
-        (void)pub.publish(s);
-    };
-    remember(pub.current());
-    std::uint64_t completed_before = 1;  // the completed epoch before the latest event: previous owners
-
-    std::vector<std::uint32_t> db(u.names.size(), 0);
-    std::string value(o.value_size, 'x');
-    splitmix rng{seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(alpha * 1000)};
+    const auto versions = std::make_unique<std::atomic<std::uint32_t>[]>(u.names.size());
+    cache_client c{f.conns, u, p, {versions.get()}, rule, o.writes, std::string(o.value_size, 'x'),
+                   {workload_seed(seed, alpha)}};
     const kp::snapshot* snap = &reader.get();
-    const table* tab = &tables.at(snap->epoch());
     std::uint64_t behind = 0;
-
-    auto set_value = [&](std::size_t server, std::size_t k) {
-        const std::string prefix = "v" + std::to_string(db[k]) + ":";
-        std::copy(prefix.begin(), prefix.end(), value.begin());
-        const auto& key = u.names[k];
-        const auto rc = memcached_set(f.conns[server]->mc, key.data(), key.size(), value.data(), value.size(), 0, 0);
-        if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED) {
-            throw failure("memcached: set failed on mc-" + std::to_string(server) + ": " +
-                          memcached_strerror(f.conns[server]->mc, rc));
-        }
-    };
-    auto del = [&](std::size_t server, std::size_t k) {
-        const auto& key = u.names[k];
-        const auto rc = memcached_delete(f.conns[server]->mc, key.data(), key.size(), 0);
-        if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED && rc != MEMCACHED_NOTFOUND) {
-            throw failure("memcached: delete failed on mc-" + std::to_string(server) + ": " +
-                          memcached_strerror(f.conns[server]->mc, rc));
-        }
-    };
-
     auto request = [&](window_stats& w) {
         if (snap->epoch() != pub.epoch()) {
             if (behind >= o.lag) {
                 snap = &reader.get();
-                tab = &tables.at(snap->epoch());
                 behind = 0;
             } else {
                 ++behind;
-                ++w.old_epoch;
             }
         }
-        const std::size_t k = u.draw(rng.unit());
-        const std::size_t owner = tab->now[k];
-        if (rng.unit() < o.writes) {
-            ++db[k];
-            std::array<std::size_t, 4> targets{owner, owner, owner, owner};
-            if (rule == "write-set") {
-                // The write set of the snapshot (owners now and after), and the owner under the
-                // completed epoch before the latest event: it may hold the key and take it back.
-                targets[1] = tab->next[k];
-                targets[2] = tables.at(completed_before).now[k];
-            }
-            std::sort(targets.begin(), targets.end());
-            for (std::size_t i = 0; i < targets.size(); ++i) {
-                if (i == 0 || targets[i] != targets[i - 1]) {
-                    del(targets[i], k);
-                }
-            }
-            return;
-        }
-        ++w.gets;
-        const auto& key = u.names[k];
-        std::size_t len = 0;
-        std::uint32_t flags = 0;
-        memcached_return_t rc{};
-        char* got = memcached_get(f.conns[owner]->mc, key.data(), key.size(), &len, &flags, &rc);
-        if (got != nullptr) {
-            ++w.hits;
-            std::uint32_t version = 0;
-            const char* colon = static_cast<const char*>(std::memchr(got, ':', len));
-            if (len < 2 || got[0] != 'v' || colon == nullptr ||
-                std::from_chars(got + 1, colon, version).ptr != colon) {
-                std::free(got);
-                throw failure("memcached returned a value this program did not write for " + key);
-            }
-            std::free(got);
-            w.stale += version != db[k] ? 1 : 0;
-            return;
-        }
-        if (rc != MEMCACHED_NOTFOUND) {
-            throw failure("memcached: get failed on mc-" + std::to_string(owner) + ": " +
-                          memcached_strerror(f.conns[owner]->mc, rc));
-        }
-        ++w.db_reads;
-        set_value(owner, k);
+        c.request(w, snap->epoch(), pub.epoch());
     };
-
     auto run_windows = [&](const std::string& phase, std::uint64_t n) {
         for (std::uint64_t i = 0; i < n; ++i) {
             window_stats w;
@@ -681,14 +863,7 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
             res.windows.push_back(w);
         }
     };
-
-    // A fraction F of the keys, spread over the ranks (key k when frac(k * phi) < F): with uniform
-    // popularity the cache then starts at hit rate F, a cache sized for that share of the universe.
-    for (std::size_t k = 0; k < u.names.size(); ++k) {
-        if (static_cast<double>(static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ULL) * 0x1.0p-64 < o.prefill) {
-            set_value(tab->now[k], k);
-        }
-    }
+    c.prefill(o.prefill);
     {
         window_stats w;
         for (std::uint64_t r = 0; r < o.warm; ++r) {
@@ -696,38 +871,20 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
         }
     }
     run_windows("steady", o.steady);
-    for (const auto& e : events_for(strategy)) {
-        progress(e.name);
+    for (std::size_t e = 0; e < p.events.size(); ++e) {
+        const auto& ev = p.events[e];
+        progress(ev.name);
         if (!control) {
-            const auto before = pub.current();
-            completed_before = before->epoch();
-            // Step 1: the transition epoch (joining or leaving).
-            auto nd = before->successor();
-            if (e.adds) {
-                nd.nodes.push_back({.id = "mc-" + std::to_string(e.server), .state = kp::node_state::joining});
-            } else {
-                for (auto& n : nd.nodes) {
-                    n.state = server_of(n) == e.server ? kp::node_state::leaving : n.state;
-                }
+            (void)pub.publish(p.snaps[2 * e + 1]);  // the transition epoch
+            if (ev.adds && rule == "flush") {
+                f.flush(ev.server);
             }
-            publish(nd);
-            if (e.adds && rule == "flush") {
-                flush(e.server);
-            }
-            // Step 2: the transition completes. A leaver is removed from the list, not kept as a
-            // tombstone: a cache server that returns comes back under its own id (that return is
-            // what this experiment measures); a tombstone would make it a new node.
-            auto done = pub.current()->successor();
-            std::erase_if(done.nodes, [](const kp::snapshot_node& n) { return n.state == kp::node_state::leaving; });
-            for (auto& n : done.nodes) {
-                n.state = kp::node_state::active;
-            }
-            publish(done);
-            const auto after = pub.current();
-            res.predicted[e.name] = kept_between(before->current(), after->current(), tables.at(before->epoch()).now,
-                                                 tables.at(after->epoch()).now, u, strategy == "bounded");
+            (void)pub.publish(p.snaps[2 * e + 2]);  // the transition completes
+            res.predicted[ev.name] = kept_between(p.snaps[2 * e]->current(), p.snaps[2 * e + 2]->current(),
+                                                  p.tables[2 * e].now, p.tables[2 * e + 2].now, u,
+                                                  strategy == "bounded");
         }
-        run_windows(e.name, o.phase);
+        run_windows(ev.name, o.phase);
     }
     return res;
 }
@@ -856,30 +1013,39 @@ auto text_report(const std::vector<arm_result>& arms, const std::map<std::string
     return out;
 }
 
-auto json_report(const options& o, const std::vector<server>& servers, const std::vector<arm_result>& arms,
-                 const std::map<std::string, const arm_result*>& controls) -> std::string {
+// "servers":[{"port":P,"pid":N},...]
+auto servers_json(const std::vector<server>& servers) -> std::string {
     std::string pids;
     for (const auto& s : servers) {
         pids += (pids.empty() ? "" : ",") + std::string("{\"port\":") + std::to_string(s.port) +
                 ",\"pid\":" + std::to_string(s.pid) + "}";
     }
-    std::string out = "{\"format\":\"keyplace.fleet/1\",\"servers\":[" + pids + "],\"keys\":" + std::to_string(o.keys) +
+    return "\"servers\":[" + pids + "]";
+}
+
+auto windows_json(const std::vector<window_stats>& windows) -> std::string {
+    std::string out = "[";
+    for (std::size_t k = 0; k < windows.size(); ++k) {
+        const auto& w = windows[k];
+        out += std::string(k == 0 ? "" : ",") + "{\"phase\":\"" + w.phase + "\",\"epoch\":" + std::to_string(w.epoch) +
+               ",\"gets\":" + std::to_string(w.gets) + ",\"hit_rate\":" + fmt("%.4f", w.hit_rate()) +
+               ",\"db_reads\":" + std::to_string(w.db_reads) + ",\"stale_hits\":" + std::to_string(w.stale) +
+               ",\"old_epoch_requests\":" + std::to_string(w.old_epoch) +
+               ",\"old_owner_requests\":" + std::to_string(w.old_owner) + "}";
+    }
+    return out + "]";
+}
+
+auto json_report(const options& o, const std::vector<server>& servers, const std::vector<arm_result>& arms,
+                 const std::map<std::string, const arm_result*>& controls) -> std::string {
+    std::string out = "{\"format\":\"keyplace.fleet/1\"," + servers_json(servers) + ",\"keys\":" + std::to_string(o.keys) +
                       ",\"window\":" + std::to_string(o.window) + ",\"writes\":" + fmt("%.4f", o.writes) +
                       ",\"prefill\":" + fmt("%.3f", o.prefill) + ",\"arms\":[";
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const auto& a = arms[i];
         out += (i == 0 ? "\n" : ",\n");
         out += "{\"strategy\":\"" + a.strategy + "\",\"rule\":\"" + a.rule + "\",\"alpha\":\"" + alpha_name(a.alpha) +
-               "\",\"seed\":" + std::to_string(a.seed) + ",\"windows\":[";
-        for (std::size_t k = 0; k < a.windows.size(); ++k) {
-            const auto& w = a.windows[k];
-            out += std::string(k == 0 ? "" : ",") + "{\"phase\":\"" + w.phase + "\",\"epoch\":" +
-                   std::to_string(w.epoch) + ",\"gets\":" + std::to_string(w.gets) + ",\"hit_rate\":" +
-                   fmt("%.4f", w.hit_rate()) + ",\"db_reads\":" + std::to_string(w.db_reads) +
-                   ",\"stale_hits\":" + std::to_string(w.stale) + ",\"old_epoch_requests\":" +
-                   std::to_string(w.old_epoch) + "}";
-        }
-        out += "]";
+               "\",\"seed\":" + std::to_string(a.seed) + ",\"windows\":" + windows_json(a.windows);
         if (a.rule != "control") {
             const auto& c = *controls.at(control_key(a));
             out += ",\"events\":{";
@@ -1036,22 +1202,769 @@ auto cascade_report() -> std::string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Several client processes following membership through etcd (--clients N --etcd URL|start).
+#ifdef KEYPLACE_FLEET_ETCD
+
+constexpr std::size_t etcd_slot = max_servers - max_clients - 1;  // after the four servers
+constexpr std::size_t first_client_slot = max_servers - max_clients;
+constexpr std::size_t max_epochs = 7;  // 1, then two per event
+const std::array<std::string, 4> phase_names{"steady", "join", "leave", "rejoin"};
+
+auto now_ns() -> std::int64_t {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);  // one clock for every process of this machine
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
+auto loopback(std::uint16_t port) -> sockaddr_in {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    return a;
+}
+
+// The port of an endpoint http://127.0.0.1:PORT (checked by the option parser).
+auto endpoint_port(const std::string& endpoint) -> std::uint16_t {
+    return static_cast<std::uint16_t>(std::stoul(endpoint.substr(endpoint.rfind(':') + 1)));
+}
+
+// etcd on free loopback ports with its data in a temporary directory, for --etcd start. Removed
+// at exit (the directory too); like the servers it dies with this program.
+std::string etcd_dir;
+
+void remove_etcd_dir() noexcept {
+    if (!etcd_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(etcd_dir, ec);
+        etcd_dir.clear();
+    }
+}
+
+auto start_etcd() -> std::string {
+    const auto binary = find_executable("etcd");
+    if (!binary) {
+        throw failure("etcd not found (not an executable on PATH); install etcd-server or pass --etcd URL",
+                      status_skipped);
+    }
+    std::string tmpl = "/tmp/keyplace-fleet-etcd-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+        throw failure(std::string("cannot create a directory for etcd: ") + std::strerror(errno));
+    }
+    etcd_dir = tmpl;
+    const std::string log = etcd_dir + "/etcd.log";
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        const std::uint16_t client_port = free_port();
+        const std::uint16_t peer_port = free_port();
+        if (client_port == peer_port) {
+            continue;
+        }
+        const std::string client_url = "http://127.0.0.1:" + std::to_string(client_port);
+        const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
+        const std::string data = etcd_dir + "/data" + std::to_string(attempt);
+        const std::string cluster = "kp=" + peer_url;
+        const auto to_log = [&] {
+            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) {
+                ::dup2(fd, 1);
+                ::dup2(fd, 2);
+            }
+        };
+        kp::etcd::client c({.endpoint = client_url, .timeout = std::chrono::milliseconds(500)});
+        const auto answers = [&] {
+            kp::error_info err;
+            (void)c.get("/keyplace-fleet/ready", err);
+            return !err;
+        };
+        // 15 s: etcd was healthy here in 0.42-1.0 s.
+        if (spawn_until_ready(etcd_slot,
+                              {binary->c_str(), "--name", "kp", "--data-dir", data.c_str(), "--listen-client-urls",
+                               client_url.c_str(), "--advertise-client-urls", client_url.c_str(),
+                               "--listen-peer-urls", peer_url.c_str(), "--initial-advertise-peer-urls",
+                               peer_url.c_str(), "--initial-cluster", cluster.c_str(), "--initial-cluster-state",
+                               "new", "--log-level", "warn", nullptr},
+                              to_log, answers, 300, 50000) != 0) {
+            return client_url;
+        }
+    }
+    throw failure("etcd (" + *binary + ") did not answer on 127.0.0.1 after 5 attempts (its log: " + log + ")");
+}
+
+// A loopback relay to etcd that holds every byte etcd sends for `delay` before passing it on: the
+// late client's path to etcd. Everything that client hears from etcd (reads, watch events, the
+// replies to its reports) arrives `delay` late; what it sends arrives at once.
+class delay_relay {
+public:
+    delay_relay(std::uint16_t upstream, std::chrono::milliseconds delay)
+        : upstream_(upstream), delay_ns_(static_cast<std::int64_t>(delay.count()) * 1000000) {
+        listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a = loopback(0);
+        socklen_t len = sizeof a;
+        if (listen_ < 0 || ::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            ::listen(listen_, 16) != 0 || ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            const std::string why = std::strerror(errno);
+            if (listen_ >= 0) {
+                ::close(listen_);
+            }
+            throw failure("the late client's relay cannot listen on 127.0.0.1: " + why);
+        }
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { loop(); });
+    }
+    delay_relay(const delay_relay&) = delete;
+    auto operator=(const delay_relay&) -> delay_relay& = delete;
+    ~delay_relay() {
+        stop_.store(true);
+        thread_.join();
+        ::close(listen_);
+    }
+    [[nodiscard]] auto port() const -> std::uint16_t { return port_; }
+
+private:
+    struct chunk {
+        std::int64_t due;
+        std::string bytes;
+    };
+    struct link {
+        int down = -1;  // the client's side
+        int up = -1;    // etcd's side
+        bool up_closed = false;
+        bool dead = false;
+        std::deque<chunk> held;
+    };
+
+    static auto write_all(int fd, const char* p, std::size_t n) -> bool {
+        while (n > 0) {
+            const ssize_t w = ::write(fd, p, n);
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                return false;
+            }
+            p += w;
+            n -= static_cast<std::size_t>(w);
+        }
+        return true;
+    }
+
+    void loop() {
+        std::vector<link> links;
+        std::vector<char> buf(1 << 16);
+        while (!stop_.load()) {
+            std::vector<pollfd> fds{{listen_, POLLIN, 0}};
+            std::int64_t wake = now_ns() + 20000000;  // checks stop_ every 20 ms
+            for (const auto& l : links) {
+                fds.push_back({l.down, POLLIN, 0});
+                fds.push_back({l.up_closed ? -1 : l.up, POLLIN, 0});
+                if (!l.held.empty()) {
+                    wake = std::min(wake, l.held.front().due);
+                }
+            }
+            const auto wait_ms = std::max<std::int64_t>(0, (wake - now_ns() + 999999) / 1000000);
+            if (::poll(fds.data(), fds.size(), static_cast<int>(wait_ms)) < 0 && errno != EINTR) {
+                return;
+            }
+            for (std::size_t j = 0; j < links.size(); ++j) {
+                auto& l = links[j];
+                if ((fds[1 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+                    const ssize_t n = ::read(l.down, buf.data(), buf.size());
+                    l.dead = n <= 0 || l.up_closed || !write_all(l.up, buf.data(), static_cast<std::size_t>(n));
+                }
+                if (!l.dead && !l.up_closed && (fds[2 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+                    const ssize_t n = ::read(l.up, buf.data(), buf.size());
+                    if (n <= 0) {
+                        l.up_closed = true;
+                    } else {
+                        l.held.push_back({now_ns() + delay_ns_, std::string(buf.data(), static_cast<std::size_t>(n))});
+                    }
+                }
+                const std::int64_t t = now_ns();
+                while (!l.dead && !l.held.empty() && l.held.front().due <= t) {
+                    l.dead = !write_all(l.down, l.held.front().bytes.data(), l.held.front().bytes.size());
+                    l.held.pop_front();
+                }
+                l.dead = l.dead || (l.up_closed && l.held.empty());
+            }
+            std::erase_if(links, [](const link& l) {
+                if (l.dead) {
+                    ::close(l.down);
+                    ::close(l.up);
+                }
+                return l.dead;
+            });
+            if ((fds[0].revents & POLLIN) != 0) {
+                const int down = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (down >= 0) {
+                    const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                    const sockaddr_in a = loopback(upstream_);
+                    if (up >= 0 && ::connect(up, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) {
+                        const int one = 1;
+                        ::setsockopt(down, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                        ::setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                        links.push_back({down, up, false, false, {}});
+                    } else {
+                        ::close(down);
+                        if (up >= 0) {
+                            ::close(up);
+                        }
+                    }
+                }
+            }
+        }
+        for (const auto& l : links) {
+            ::close(l.down);
+            ::close(l.up);
+        }
+    }
+
+    std::uint16_t upstream_;
+    std::int64_t delay_ns_;
+    int listen_ = -1;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// What the client processes and the coordinator share (an anonymous shared mapping made before the
+// clients fork): the run's control block, one slot per client, its windows, the database.
+struct window_record {
+    std::uint32_t phase;
+    std::uint64_t epoch, gets, hits, db_reads, stale, old_epoch, old_owner;
+};
+
+enum client_state : int { starting = 0, ready = 1, finished = 2, failed = 3 };
+
+struct client_slot {
+    std::atomic<int> state;
+    std::atomic<std::uint32_t> phases_done;
+    std::array<std::atomic<std::int64_t>, max_epochs + 1> first_use_ns;  // by epoch: its first request
+    std::array<char, 256> error;
+};
+
+struct control_block {
+    std::atomic<std::uint32_t> go;  // how many phases the clients may run
+    std::atomic<std::uint64_t> published;
+    std::array<std::atomic<std::int64_t>, max_epochs + 1> published_ns;  // by epoch: when its publish began
+};
+
+class shared_area {
+public:
+    shared_area(std::size_t clients, std::size_t windows, std::size_t keys) : clients_(clients), windows_(windows) {
+        const auto round = [](std::size_t n) { return (n + 63) / 64 * 64; };
+        slots_at_ = round(sizeof(control_block));
+        records_at_ = slots_at_ + round(clients * sizeof(client_slot));
+        versions_at_ = records_at_ + round(clients * windows * sizeof(window_record));
+        size_ = versions_at_ + round(keys * sizeof(std::atomic<std::uint32_t>));
+        keys_ = keys;
+        base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (base_ == MAP_FAILED) {
+            throw failure("cannot map " + std::to_string(size_) + " bytes of shared memory: " + std::strerror(errno));
+        }
+        new (bytes()) control_block{};
+        std::uninitialized_value_construct_n(slots(), clients);
+        std::uninitialized_value_construct_n(versions(), keys);
+    }
+    shared_area(const shared_area&) = delete;
+    auto operator=(const shared_area&) -> shared_area& = delete;
+    ~shared_area() { ::munmap(base_, size_); }
+
+    // Zero for the next arm (no client process is running).
+    void reset() {
+        std::memset(base_, 0, size_);
+        new (bytes()) control_block{};
+        std::uninitialized_value_construct_n(slots(), clients_);
+        std::uninitialized_value_construct_n(versions(), keys_);
+    }
+    auto control() -> control_block& { return *std::launder(reinterpret_cast<control_block*>(bytes())); }
+    auto slot(std::size_t c) -> client_slot& { return slots()[c]; }
+    auto record(std::size_t c, std::size_t w) -> window_record& {
+        return std::launder(reinterpret_cast<window_record*>(bytes() + records_at_))[c * windows_ + w];
+    }
+    auto versions() -> std::atomic<std::uint32_t>* {
+        return std::launder(reinterpret_cast<std::atomic<std::uint32_t>*>(bytes() + versions_at_));
+    }
+
+private:
+    auto bytes() -> char* { return static_cast<char*>(base_); }
+    auto slots() -> client_slot* { return std::launder(reinterpret_cast<client_slot*>(bytes() + slots_at_)); }
+    std::size_t clients_, windows_, keys_ = 0;
+    std::size_t slots_at_ = 0, records_at_ = 0, versions_at_ = 0, size_ = 0;
+    void* base_ = nullptr;
+};
+
+auto client_id(std::size_t i) -> std::string { return "client-" + std::to_string(i); }
+
+struct arm_spec {
+    std::string strategy;
+    std::string rule;
+    double alpha = 0;
+    std::uint64_t seed = 0;
+    std::string cluster;
+};
+
+// One client process: adopts the cluster's snapshots through its own etcd watcher, places every
+// request by the snapshot adopted (checked against the plan's fingerprint), and records its
+// windows in the shared area. The last client, when --late-ms D > 0, talks to etcd through a
+// relay that delays everything etcd sends it by D.
+void client_run(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
+                const std::vector<server>& servers, const arm_spec& arm) {
+    auto& slot = sh.slot(index);
+    const universe u(o.keys, arm.alpha, arm.seed);
+    const plan p = make_plan(arm.cluster, u, request_weights(u), arm.strategy, false);
+    std::vector<std::unique_ptr<connection>> conns;
+    for (const auto& s : servers) {
+        conns.push_back(std::make_unique<connection>(s.port, false));
+    }
+    const bool late = index + 1 == o.clients && o.late_ms > 0;
+    std::optional<delay_relay> relay;
+    std::string via = endpoint;
+    if (late) {
+        relay.emplace(endpoint_port(endpoint), std::chrono::milliseconds(o.late_ms));
+        via = "http://127.0.0.1:" + std::to_string(relay->port());
+    }
+    const std::string id = client_id(index);
+    kp::etcd::watcher w({.connection = {.endpoint = via}, .cluster = arm.cluster, .client_id = id});
+    if (!w.wait_for_snapshot(std::chrono::seconds(30))) {
+        throw failure(id + ": no snapshot adopted from etcd at " + endpoint + " within 30 s" +
+                      (w.last_refusal().empty() ? std::string() : " (" + w.last_refusal() + ")"));
+    }
+    auto reader = w.local()->make_reader();
+    cache_client c{conns, u, p, {sh.versions()}, arm.rule, o.writes, std::string(o.value_size, 'x'),
+                   {workload_seed(arm.seed, arm.alpha) + 0x632be59bd9b4e019ULL * (index + 1)}};
+    if (index == 0) {
+        c.prefill(o.prefill);
+    }
+    std::uint64_t seen = 0;
+    auto request = [&](window_stats& win) {
+        const kp::snapshot& s = reader.get();
+        const std::uint64_t e = s.epoch();
+        if (e != seen) {
+            if (e < 1 || e > p.snaps.size() || s.fingerprint() != p.snap(e).fingerprint()) {
+                throw failure(id + ": adopted epoch " + std::to_string(e) + " (fingerprint " + s.fingerprint().hex() +
+                              "), which is not the plan's");
+            }
+            slot.first_use_ns[e].store(now_ns());
+            seen = e;
+        }
+        c.request(win, e, std::max(e, sh.control().published.load(std::memory_order_acquire)));
+    };
+    slot.state.store(ready);
+    std::size_t n = 0;
+    for (std::uint32_t phase = 0; phase < phase_names.size(); ++phase) {
+        while (sh.control().go.load(std::memory_order_acquire) <= phase) {
+            ::usleep(200);
+        }
+        window_stats warm;
+        for (std::uint64_t r = 0; phase == 0 && r < o.warm; ++r) {
+            request(warm);
+        }
+        for (std::uint64_t i = 0; i < (phase == 0 ? o.steady : o.phase); ++i) {
+            window_stats win;
+            for (std::uint64_t r = 0; r < o.window; ++r) {
+                request(win);
+            }
+            sh.record(index, n++) = {phase, seen, win.gets, win.hits, win.db_reads, win.stale, win.old_epoch,
+                                     win.old_owner};
+        }
+        slot.phases_done.store(phase + 1, std::memory_order_release);
+    }
+}
+
+[[noreturn]] void client_main(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
+                              const std::vector<server>& servers, const arm_spec& arm) {
+    for (auto& c : children) {
+        c.store(0);  // this process's copy: the servers are the coordinator's to stop
+    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        std::signal(sig, SIG_DFL);
+    }
+    auto& slot = sh.slot(index);
+    int status = 0;
+    try {
+        client_run(o, sh, index, endpoint, servers, arm);
+        slot.state.store(finished);
+    } catch (const std::exception& e) {
+        std::snprintf(slot.error.data(), slot.error.size(), "%s", e.what());
+        slot.state.store(failed);
+        status = 1;
+    }
+    ::_exit(status);
+}
+
+struct client_result {
+    std::string id;
+    bool late = false;
+    std::vector<window_stats> windows;
+    // By epoch: from the start of its publish to the client's first request on it; -1: skipped.
+    std::array<double, max_epochs + 1> adoption_ms{};
+};
+
+struct clients_arm {
+    arm_spec spec;
+    std::vector<client_result> clients;
+    std::vector<pid_t> pids;
+};
+
+// The coordinator's side of one arm: publishes the plan to etcd event by event while the clients
+// run. Under write-set and flush (unless --no-barrier) the completing epoch of an event is
+// published only after every client reports the transition epoch, and the next event begins only
+// after every client reports the completing one; under none they follow one another at once.
+auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::client& ec, const std::string& endpoint,
+                     const arm_spec& arm, const std::function<void(const std::string&)>& progress) -> clients_arm {
+    for (std::size_t i = 0; i < f.conns.size(); ++i) {
+        f.flush(i);
+    }
+    sh.reset();
+    const universe u(o.keys, arm.alpha, arm.seed);
+    const plan p = make_plan(arm.cluster, u, request_weights(u), arm.strategy, false);
+    auto& ctl = sh.control();
+    auto publish = [&](std::uint64_t epoch) {
+        ctl.published_ns[epoch].store(now_ns());
+        kp::error_info err;
+        if (!kp::etcd::publish(ec, p.snap(epoch), err)) {
+            throw failure("etcd at " + endpoint + ": publishing epoch " + std::to_string(epoch) + " of " + arm.cluster +
+                          " failed: " + err.message());
+        }
+        ctl.published.store(epoch, std::memory_order_release);
+    };
+    publish(1);
+    clients_arm res{arm, {}, {}};
+    for (std::size_t i = 0; i < o.clients; ++i) {
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            throw failure(std::string("cannot fork: ") + std::strerror(errno));
+        }
+        if (pid == 0) {
+            client_main(o, sh, i, endpoint, f.servers, arm);
+        }
+        children[first_client_slot + i].store(pid);
+        res.pids.push_back(pid);
+    }
+    // A client that fails or exits early ends the run with its message.
+    auto check = [&] {
+        for (std::size_t i = 0; i < o.clients; ++i) {
+            if (sh.slot(i).state.load() == failed) {
+                throw failure(std::string(sh.slot(i).error.data()));
+            }
+            int st = 0;
+            if (children[first_client_slot + i].load() != 0 && ::waitpid(res.pids[i], &st, WNOHANG) == res.pids[i]) {
+                children[first_client_slot + i].store(0);
+                if (sh.slot(i).state.load() != finished) {
+                    throw failure(sh.slot(i).state.load() == failed ? std::string(sh.slot(i).error.data())
+                                                                     : client_id(i) + " exited before its end");
+                }
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {  // a sanitizer's report, for one
+                    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                    throw failure(client_id(i) + " ended with status " + std::to_string(code));
+                }
+            }
+        }
+    };
+    auto wait_until = [&](const std::string& what, const std::function<bool()>& done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (!done()) {
+            check();
+            if (std::chrono::steady_clock::now() > deadline) {
+                throw failure("gave up after 120 s waiting for " + what);
+            }
+            ::usleep(1000);
+        }
+    };
+    auto every_client = [&](const std::function<bool(std::size_t)>& f_) {
+        for (std::size_t i = 0; i < o.clients; ++i) {
+            if (!f_(i)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    // Every client reports (under clients/<id>, from its watcher) an epoch at least `epoch`.
+    auto reported = [&](std::uint64_t epoch) {
+        wait_until("every client to report epoch " + std::to_string(epoch), [&] {
+            kp::error_info err;
+            const auto reports = kp::etcd::read_reports(ec, arm.cluster, err);
+            if (!reports) {
+                throw failure("etcd at " + endpoint + ": reading the clients' reports failed: " + err.message());
+            }
+            return every_client([&](std::size_t i) {
+                return std::any_of(reports->begin(), reports->end(), [&](const kp::etcd::client_report& r) {
+                    return r.id == client_id(i) && r.epoch >= epoch;
+                });
+            });
+        });
+    };
+    wait_until("the clients to start",
+               [&] { return every_client([&](std::size_t i) { return sh.slot(i).state.load() == ready; }); });
+    const bool barrier = arm.rule != "none" && !o.no_barrier;
+    progress("steady");
+    ctl.go.store(1, std::memory_order_release);
+    for (std::size_t e = 0; e < p.events.size(); ++e) {
+        const auto phases = static_cast<std::uint32_t>(e + 1);
+        wait_until("the clients to end the phase before " + p.events[e].name,
+                   [&] { return every_client([&](std::size_t i) { return sh.slot(i).phases_done.load() >= phases; }); });
+        progress(p.events[e].name);
+        const std::uint64_t transition = 2 * e + 2;
+        if (barrier) {
+            reported(transition - 1);
+        }
+        publish(transition);
+        ctl.go.store(phases + 1, std::memory_order_release);
+        if (barrier) {
+            reported(transition);
+        }
+        if (p.events[e].adds && arm.rule == "flush") {
+            f.flush(p.events[e].server);
+        }
+        publish(transition + 1);
+    }
+    wait_until("the clients to end", [&] {
+        return every_client([&](std::size_t i) { return children[first_client_slot + i].load() == 0; });
+    });
+    for (std::size_t i = 0; i < o.clients; ++i) {
+        client_result r{client_id(i), i + 1 == o.clients && o.late_ms > 0, {}, {}};
+        const auto total = static_cast<std::size_t>(o.steady + 3 * o.phase);
+        for (std::size_t w = 0; w < total; ++w) {
+            const auto& x = sh.record(i, w);
+            r.windows.push_back({phase_names.at(x.phase), x.epoch, x.gets, x.hits, x.db_reads, x.stale, x.old_epoch,
+                                 x.old_owner});
+        }
+        for (std::size_t e = 1; e <= p.snaps.size(); ++e) {
+            const auto first = sh.slot(i).first_use_ns[e].load();
+            const auto after = std::max<std::int64_t>(0, first - ctl.published_ns[e].load());
+            r.adoption_ms[e] = first == 0 ? -1.0 : static_cast<double>(after) / 1e6;
+        }
+        res.clients.push_back(std::move(r));
+    }
+    return res;
+}
+
+// Per client and event: requests on an old epoch, those sent to an old owner, stale hits.
+struct client_event {
+    std::uint64_t gets = 0, old_epoch = 0, old_owner = 0, stale = 0;
+};
+
+auto client_event_of(const client_result& c, const std::string& ev) -> client_event {
+    client_event x;
+    for (const auto& w : c.windows) {
+        if (w.phase == ev) {
+            x.gets += w.gets;
+            x.old_epoch += w.old_epoch;
+            x.old_owner += w.old_owner;
+            x.stale += w.stale;
+        }
+    }
+    return x;
+}
+
+auto stale_total(const clients_arm& a) -> std::uint64_t {
+    std::uint64_t n = 0;
+    for (const auto& c : a.clients) {
+        for (const auto& w : c.windows) {
+            n += w.stale;
+        }
+    }
+    return n;
+}
+
+auto clients_text(const options& o, const std::string& endpoint, const std::vector<clients_arm>& arms) -> std::string {
+    std::string out = std::to_string(o.clients) + " client processes following membership through etcd at " +
+                      endpoint + "; " +
+                      (o.late_ms > 0 ? client_id(o.clients - 1) + " is late (everything etcd sends it arrives " +
+                                           std::to_string(o.late_ms) + " ms late)"
+                                     : std::string("no client is late")) +
+                      "; " +
+                      (o.no_barrier ? std::string("no barrier: each completing epoch follows its transition at once")
+                                    : std::string("write-set and flush publish an event's completing epoch after every "
+                                                  "client reports its transition epoch")) +
+                      "\nadopt ms: from the publish of the transition / completing epoch to the client's first request "
+                      "on it (- : skipped); old epoch: requests served from an epoch older than the newest published; "
+                      "old owner: those sent to another server than the newest epoch names\n";
+    std::string last_group;
+    for (const auto& a : arms) {
+        const std::string group = "alpha " + alpha_name(a.spec.alpha) + ", seed " + std::to_string(a.spec.seed);
+        if (group != last_group) {
+            out += "\n" + group + "\nstrategy    rule       client           |";
+            for (const auto& ev : event_names) {
+                char h[96];
+                std::snprintf(h, sizeof h, " %-6s adopt ms  old epoch  old owner  stale |", ev.c_str());
+                out += h;
+            }
+            out += "\n";
+            last_group = group;
+        }
+        for (const auto& c : a.clients) {
+            char line[128];
+            std::snprintf(line, sizeof line, "%-11s %-10s %-16s |", a.spec.strategy.c_str(), a.spec.rule.c_str(),
+                          (c.id + (c.late ? " (late)" : "")).c_str());
+            out += line;
+            for (std::size_t e = 0; e < event_names.size(); ++e) {
+                const auto x = client_event_of(c, event_names[e]);
+                auto ms = [&](std::size_t epoch) {
+                    return c.adoption_ms[epoch] < 0 ? std::string("-") : fmt("%.0f", c.adoption_ms[epoch]);
+                };
+                const std::string adopt = ms(2 * e + 2) + "/" + ms(2 * e + 3);
+                std::snprintf(line, sizeof line, " %15s %10llu %10llu %6llu |", adopt.c_str(),
+                              static_cast<unsigned long long>(x.old_epoch), static_cast<unsigned long long>(x.old_owner),
+                              static_cast<unsigned long long>(x.stale));
+                out += line;
+            }
+            out += "\n";
+        }
+    }
+    return out;
+}
+
+auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
+                  const std::vector<clients_arm>& arms) -> std::string {
+    std::string out = "{\"format\":\"keyplace.fleet.clients/1\",\"endpoint\":\"" + endpoint +
+                      "\",\"etcd_pid\":" + std::to_string(etcd_pid) + "," + servers_json(servers) +
+                      ",\"clients\":" + std::to_string(o.clients) + ",\"late_ms\":" + std::to_string(o.late_ms) +
+                      ",\"barrier\":" + (o.no_barrier ? "false" : "true") + ",\"keys\":" + std::to_string(o.keys) +
+                      ",\"window\":" + std::to_string(o.window) + ",\"arms\":[";
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const auto& a = arms[i];
+        out += std::string(i == 0 ? "\n" : ",\n") + "{\"strategy\":\"" + a.spec.strategy + "\",\"rule\":\"" +
+               a.spec.rule + "\",\"alpha\":\"" + alpha_name(a.spec.alpha) + "\",\"seed\":" +
+               std::to_string(a.spec.seed) + ",\"stale_hits\":" + std::to_string(stale_total(a)) + ",\"clients\":[";
+        for (std::size_t k = 0; k < a.clients.size(); ++k) {
+            const auto& c = a.clients[k];
+            out += std::string(k == 0 ? "" : ",") + "{\"id\":\"" + c.id + "\",\"pid\":" + std::to_string(a.pids[k]) +
+                   ",\"late\":" + (c.late ? "true" : "false") + ",\"adoption_ms\":{";
+            for (std::size_t e = 2; e <= 1 + 2 * event_names.size(); ++e) {  // epoch 1 precedes the clients
+                out += std::string(e == 2 ? "" : ",") + "\"" + std::to_string(e) + "\":" +
+                       (c.adoption_ms[e] < 0 ? std::string("null") : fmt("%.2f", c.adoption_ms[e]));
+            }
+            out += "},\"events\":{";
+            for (std::size_t e = 0; e < event_names.size(); ++e) {
+                const auto x = client_event_of(c, event_names[e]);
+                out += std::string(e == 0 ? "" : ",") + "\"" + event_names[e] + "\":{\"gets\":" + std::to_string(x.gets) +
+                       ",\"old_epoch_requests\":" + std::to_string(x.old_epoch) +
+                       ",\"old_owner_requests\":" + std::to_string(x.old_owner) +
+                       ",\"stale_hits\":" + std::to_string(x.stale) + "}";
+            }
+            out += "},\"windows\":" + windows_json(c.windows) + "}";
+        }
+        out += "]}";
+    }
+    return out + "\n]}\n";
+}
+
+auto run_clients(const options& o, const std::string& memcached) -> int {
+    const auto t0 = std::chrono::steady_clock::now();
+    fleet f;
+    for (std::size_t i = 0; i <= initial_servers; ++i) {
+        f.servers.push_back(start_server(memcached, i));
+        f.conns.push_back(std::make_unique<connection>(f.servers.back().port, false));
+    }
+    const std::string endpoint = o.etcd == "start" ? start_etcd() : o.etcd;
+    const pid_t etcd_pid = o.etcd == "start" ? children[etcd_slot].load() : 0;
+    // Forked clients copy this process: it holds no thread then (the etcd client below has none).
+    shared_area sh(o.clients, o.steady + 3 * o.phase, o.keys);
+    kp::etcd::client ec({.endpoint = endpoint});
+    {
+        kp::error_info err;
+        (void)ec.get("/keyplace-fleet/ready", err);
+        if (err) {
+            throw failure("etcd at " + endpoint + " does not answer: " + err.message());
+        }
+    }
+    std::vector<clients_arm> arms;
+    const std::size_t total = o.alphas.size() * o.seeds.size() * o.strategies.size() * o.rules.size();
+    for (const double alpha : o.alphas) {
+        for (const auto seed : o.seeds) {
+            for (const auto& s : o.strategies) {
+                for (const auto& rule : o.rules) {
+                    const arm_spec arm{s, rule, alpha, seed,
+                                       "fleet-" + std::to_string(::getpid()) + "-" + std::to_string(arms.size())};
+                    auto progress = [&](const std::string& phase) {
+                        if (!o.quiet) {
+                            const double secs =
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                            std::fprintf(stderr, "\rkeyplace-fleet: arm %zu/%zu alpha %s seed %llu %s %s: %-6s %6.0f s",
+                                         arms.size() + 1, total, alpha_name(alpha).c_str(),
+                                         static_cast<unsigned long long>(seed), s.c_str(), rule.c_str(), phase.c_str(),
+                                         secs);
+                            std::fflush(stderr);
+                        }
+                    };
+                    arms.push_back(run_clients_arm(o, f, sh, ec, endpoint, arm, progress));
+                }
+            }
+        }
+    }
+    if (!o.quiet) {
+        std::fprintf(stderr, "\n");
+    }
+    kill_children();
+    remove_etcd_dir();
+    if (o.json != "-") {
+        write_file("-", clients_text(o, endpoint, arms));
+    }
+    if (!o.json.empty()) {
+        write_file(o.json, clients_json(o, endpoint, etcd_pid, f.servers, arms));
+    }
+    return 0;
+}
+
+#endif  // KEYPLACE_FLEET_ETCD
+
+// ---------------------------------------------------------------------------------------------
+// Every child stopped by pid, and etcd's directory removed (--etcd start).
+void cleanup() noexcept {
+    kill_children();
+#ifdef KEYPLACE_FLEET_ETCD
+    remove_etcd_dir();
+#endif
+}
+
+// The options that only make sense together, checked before any server starts.
+void check_combinations(const options& o) {
+    const std::string n = std::to_string(o.clients);
+    if (o.clients == 1) {
+        if (!o.etcd.empty() || o.late_ms_given || o.no_barrier) {
+            throw failure("--etcd, --late-ms and --no-barrier are for several clients: add --clients N (2..8)", 2);
+        }
+        return;
+    }
+#ifndef KEYPLACE_FLEET_ETCD
+    throw failure("--clients " + n + ": this keyplace-fleet is built without keyplace::etcd (libcurl and "
+                  "nlohmann_json), which several clients need", 2);
+#endif
+    if (o.etcd.empty()) {
+        throw failure("--clients " + n + " needs --etcd URL or --etcd start", 2);
+    }
+    if (o.lag != 0) {
+        throw failure("--lag is for one client; with --clients the last client is late by --late-ms", 2);
+    }
+    if (!o.svg.empty()) {
+        throw failure("--svg draws the one-client run, not --clients", 2);
+    }
+}
+
 auto run(const options& o) -> int {
     if (o.cascade) {
         write_file("-", cascade_report());
         return 0;
     }
+    check_combinations(o);
     const auto binary = find_executable(o.memcached);
     if (!binary) {
         std::fprintf(stderr, "keyplace-fleet: memcached not found ('%s' is not an executable on PATH); install "
                              "memcached or pass --memcached PATH\n", o.memcached.c_str());
-        return status_no_memcached;
+        return status_skipped;
     }
+#ifdef KEYPLACE_FLEET_ETCD
+    if (o.clients > 1) {
+        return run_clients(o, *binary);
+    }
+#endif
     const auto t0 = std::chrono::steady_clock::now();
     fleet f;
     for (std::size_t i = 0; i <= initial_servers; ++i) {
         f.servers.push_back(start_server(*binary, i));
-        f.conns.push_back(std::make_unique<connection>(f.servers.back().port));
+        f.conns.push_back(std::make_unique<connection>(f.servers.back().port, true));
     }
     std::vector<arm_result> arms;
     const std::size_t total_arms = o.alphas.size() * o.seeds.size() * o.strategies.size() * (o.rules.size() + 1);
@@ -1059,10 +1972,7 @@ auto run(const options& o) -> int {
     for (const double alpha : o.alphas) {
         for (const auto seed : o.seeds) {
             const universe u(o.keys, alpha, seed);
-            std::vector<std::uint32_t> weights(u.weight.size());
-            for (std::size_t k = 0; k < weights.size(); ++k) {
-                weights[k] = static_cast<std::uint32_t>(std::max(1.0, std::round(u.weight[k] * 0x1.0p31)));
-            }
+            const auto weights = request_weights(u);
             for (const auto& s : o.strategies) {
                 for (std::size_t r = 0; r <= o.rules.size(); ++r) {
                     const bool control = r == o.rules.size();
@@ -1139,18 +2049,18 @@ auto main(int argc, char** argv) -> int {
         }
         status = run(*o);
     } catch (const failure& e) {
-        kill_children();
+        cleanup();
         std::fprintf(stderr, "keyplace-fleet: %s\n", e.what());
         return e.status;
     } catch (const std::bad_alloc&) {
-        kill_children();
+        cleanup();
         std::fprintf(stderr, "keyplace-fleet: out of memory\n");
         return 1;
     } catch (const std::exception& e) {
-        kill_children();
+        cleanup();
         std::fprintf(stderr, "keyplace-fleet: %s\n", e.what());
         return 1;
     }
-    kill_children();
+    cleanup();
     return status;
 }

@@ -16,6 +16,16 @@ cases = [
     (["--keys"], 2, "--keys needs a value (N)"),
     (["--keys", "0"], 2, "--keys '0': expected a whole number in 100..10000000"),
     (["--window", "x"], 2, "--window 'x': expected a whole number in 100..10000000"),
+    (["--clients", "9"], 2, "--clients '9': expected a whole number in 1..8"),
+    (["--clients", "2"], 2, "--clients 2 needs --etcd URL or --etcd start"),
+    (["--etcd", "localhost:2379"], 2, "--etcd 'localhost:2379': expected 'start' or http://IPV4:PORT"),
+    (["--etcd", "http://127.0.0.1:99999"], 2, "--etcd 'http://127.0.0.1:99999': expected 'start' or http://IPV4:PORT"),
+    (["--etcd", "start"], 2, "--etcd, --late-ms and --no-barrier are for several clients: add --clients N (2..8)"),
+    (["--no-barrier"], 2, "--etcd, --late-ms and --no-barrier are for several clients: add --clients N (2..8)"),
+    (["--late-ms", "20000"], 2, "--late-ms '20000': expected a whole number in 0..10000"),
+    (["--clients", "2", "--etcd", "start", "--lag", "5"], 2,
+     "--lag is for one client; with --clients the last client is late by --late-ms"),
+    (["--clients", "2", "--etcd", "start", "--svg", "t.svg"], 2, "--svg draws the one-client run, not --clients"),
     (["--strategies", "r" * 100], 2, "--strategies '" + "r" * 40 + "...': not one of " + strategies),
 ]
 failures = []

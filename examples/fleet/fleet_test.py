@@ -2,31 +2,20 @@
 """ctest fleet.short_arm: one short run of keyplace-fleet on its own memcached servers, asserting
 only facts that hold whatever the noise (README, "A real cache fleet"). Exit 77 (skip) without
 memcached, as keyplace-fleet itself does."""
-import json
-import os
-import subprocess
 import sys
+
+from fleet_run import check_gone, run_json
 
 fleet = sys.argv[1]
 args = [fleet, "--quiet", "--json", "-", "--alphas", "0.99", "--keys", "10000", "--window", "1000",
         "--steady", "2", "--phase", "4", "--rules", "none,write-set",
         "--strategies", "modulo,ring,rendezvous,jump,maglev,ketama,bounded"]
-run = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-if run.returncode == 77:
-    print("SKIP: " + run.stderr.strip())
-    sys.exit(77)
-if run.returncode != 0:
-    sys.exit(f"keyplace-fleet failed with status {run.returncode}: {run.stderr.strip()}")
-doc = json.loads(run.stdout)
+doc, _ = run_json(args)
 failures = []
 
 # Every server this run started is gone: kill(pid, 0) finds no such process.
 for s in doc["servers"]:
-    try:
-        os.kill(s["pid"], 0)
-        failures.append(f"memcached pid {s['pid']} (port {s['port']}) is still running")
-    except ProcessLookupError:
-        pass
+    check_gone(s["pid"], f"memcached on port {s['port']}", failures)
 
 arms = {(a["strategy"], a["rule"], a["alpha"]): a for a in doc["arms"]}
 for alpha in ("0.99",):
