@@ -50,6 +50,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -86,8 +87,22 @@ void kill_children() noexcept {
     }
 }
 
+// The directory of an etcd this program started (--etcd start), removed at exit and on a signal.
+std::array<char, 256> etcd_dir{};
+
 extern "C" void on_signal(int sig) {
-    kill_children();  // kill and waitpid are async-signal-safe
+    kill_children();  // kill, waitpid, fork and execv are async-signal-safe
+    if (etcd_dir[0] != '\0') {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const char* const argv[] = {"/bin/rm", "-rf", "--", etcd_dir.data(), nullptr};
+            ::execv(argv[0], const_cast<char* const*>(argv));
+            ::_exit(127);
+        }
+        if (pid > 0) {
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
@@ -1224,20 +1239,25 @@ auto loopback(std::uint16_t port) -> sockaddr_in {
     return a;
 }
 
-// The port of an endpoint http://127.0.0.1:PORT (checked by the option parser).
-auto endpoint_port(const std::string& endpoint) -> std::uint16_t {
-    return static_cast<std::uint16_t>(std::stoul(endpoint.substr(endpoint.rfind(':') + 1)));
+// The address of an endpoint http://A.B.C.D:PORT (its form checked by the option parser, or one
+// start_etcd made).
+auto endpoint_address(const std::string& endpoint) -> sockaddr_in {
+    const auto colon = endpoint.rfind(':');
+    constexpr std::size_t scheme = 7;  // "http://"
+    sockaddr_in a = loopback(static_cast<std::uint16_t>(std::stoul(endpoint.substr(colon + 1))));
+    if (::inet_pton(AF_INET, endpoint.substr(scheme, colon - scheme).c_str(), &a.sin_addr) != 1) {
+        throw failure("not an endpoint http://IPV4:PORT: " + endpoint.substr(0, 60));
+    }
+    return a;
 }
 
 // etcd on free loopback ports with its data in a temporary directory, for --etcd start. Removed
 // at exit (the directory too); like the servers it dies with this program.
-std::string etcd_dir;
-
 void remove_etcd_dir() noexcept {
-    if (!etcd_dir.empty()) {
+    if (etcd_dir[0] != '\0') {
         std::error_code ec;
-        std::filesystem::remove_all(etcd_dir, ec);
-        etcd_dir.clear();
+        std::filesystem::remove_all(etcd_dir.data(), ec);
+        etcd_dir[0] = '\0';
     }
 }
 
@@ -1251,8 +1271,8 @@ auto start_etcd() -> std::string {
     if (::mkdtemp(tmpl.data()) == nullptr) {
         throw failure(std::string("cannot create a directory for etcd: ") + std::strerror(errno));
     }
-    etcd_dir = tmpl;
-    const std::string log = etcd_dir + "/etcd.log";
+    std::snprintf(etcd_dir.data(), etcd_dir.size(), "%s", tmpl.c_str());
+    const std::string log = tmpl + "/etcd.log";
     for (int attempt = 0; attempt < 5; ++attempt) {
         const std::uint16_t client_port = free_port();
         const std::uint16_t peer_port = free_port();
@@ -1261,7 +1281,7 @@ auto start_etcd() -> std::string {
         }
         const std::string client_url = "http://127.0.0.1:" + std::to_string(client_port);
         const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
-        const std::string data = etcd_dir + "/data" + std::to_string(attempt);
+        const std::string data = tmpl + "/data" + std::to_string(attempt);
         const std::string cluster = "kp=" + peer_url;
         const auto to_log = [&] {
             const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -1295,7 +1315,7 @@ auto start_etcd() -> std::string {
 // replies to its reports) arrives `delay` late; what it sends arrives at once.
 class delay_relay {
 public:
-    delay_relay(std::uint16_t upstream, std::chrono::milliseconds delay)
+    delay_relay(const sockaddr_in& upstream, std::chrono::milliseconds delay)
         : upstream_(upstream), delay_ns_(static_cast<std::int64_t>(delay.count()) * 1000000) {
         listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in a = loopback(0);
@@ -1397,8 +1417,7 @@ private:
                 const int down = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
                 if (down >= 0) {
                     const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                    const sockaddr_in a = loopback(upstream_);
-                    if (up >= 0 && ::connect(up, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) {
+                    if (up >= 0 && ::connect(up, reinterpret_cast<const sockaddr*>(&upstream_), sizeof upstream_) == 0) {
                         const int one = 1;
                         ::setsockopt(down, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                         ::setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -1418,7 +1437,7 @@ private:
         }
     }
 
-    std::uint16_t upstream_;
+    sockaddr_in upstream_;
     std::int64_t delay_ns_;
     int listen_ = -1;
     std::uint16_t port_ = 0;
@@ -1448,49 +1467,60 @@ struct control_block {
     std::array<std::atomic<std::int64_t>, max_epochs + 1> published_ns;  // by epoch: when its publish began
 };
 
+// Atomics shared between processes must not hide a lock inside this process.
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free && std::atomic<std::uint64_t>::is_always_lock_free &&
+              std::atomic<std::int64_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
 class shared_area {
 public:
-    shared_area(std::size_t clients, std::size_t windows, std::size_t keys) : clients_(clients), windows_(windows) {
+    shared_area(std::size_t clients, std::size_t windows, std::size_t keys)
+        : clients_(clients), windows_(windows), keys_(keys) {
         const auto round = [](std::size_t n) { return (n + 63) / 64 * 64; };
-        slots_at_ = round(sizeof(control_block));
-        records_at_ = slots_at_ + round(clients * sizeof(client_slot));
-        versions_at_ = records_at_ + round(clients * windows * sizeof(window_record));
-        size_ = versions_at_ + round(keys * sizeof(std::atomic<std::uint32_t>));
-        keys_ = keys;
+        const std::size_t slots_at = round(sizeof(control_block));
+        const std::size_t records_at = slots_at + round(clients * sizeof(client_slot));
+        const std::size_t versions_at = records_at + round(clients * windows * sizeof(window_record));
+        size_ = versions_at + round(keys * sizeof(std::atomic<std::uint32_t>));
         base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (base_ == MAP_FAILED) {
             throw failure("cannot map " + std::to_string(size_) + " bytes of shared memory: " + std::strerror(errno));
         }
-        new (bytes()) control_block{};
-        std::uninitialized_value_construct_n(slots(), clients);
-        std::uninitialized_value_construct_n(versions(), keys);
+        char* const b = static_cast<char*>(base_);
+        control_ = reinterpret_cast<control_block*>(b);
+        slots_ = reinterpret_cast<client_slot*>(b + slots_at);
+        records_ = reinterpret_cast<window_record*>(b + records_at);
+        versions_ = reinterpret_cast<std::atomic<std::uint32_t>*>(b + versions_at);
+        reset();
     }
     shared_area(const shared_area&) = delete;
     auto operator=(const shared_area&) -> shared_area& = delete;
     ~shared_area() { ::munmap(base_, size_); }
 
-    // Zero for the next arm (no client process is running).
+    // Every object (re)made, zeroed, for the next arm (no client process is running).
     void reset() {
-        std::memset(base_, 0, size_);
-        new (bytes()) control_block{};
-        std::uninitialized_value_construct_n(slots(), clients_);
-        std::uninitialized_value_construct_n(versions(), keys_);
+        ::new (control_) control_block{};
+        for (std::size_t i = 0; i < clients_; ++i) {
+            ::new (slots_ + i) client_slot{};
+        }
+        for (std::size_t i = 0; i < clients_ * windows_; ++i) {
+            ::new (records_ + i) window_record{};
+        }
+        for (std::size_t i = 0; i < keys_; ++i) {
+            ::new (versions_ + i) std::atomic<std::uint32_t>{0};
+        }
     }
-    auto control() -> control_block& { return *std::launder(reinterpret_cast<control_block*>(bytes())); }
-    auto slot(std::size_t c) -> client_slot& { return slots()[c]; }
-    auto record(std::size_t c, std::size_t w) -> window_record& {
-        return std::launder(reinterpret_cast<window_record*>(bytes() + records_at_))[c * windows_ + w];
-    }
-    auto versions() -> std::atomic<std::uint32_t>* {
-        return std::launder(reinterpret_cast<std::atomic<std::uint32_t>*>(bytes() + versions_at_));
-    }
+    auto control() -> control_block& { return *control_; }
+    auto slot(std::size_t c) -> client_slot& { return slots_[c]; }
+    auto record(std::size_t c, std::size_t w) -> window_record& { return records_[c * windows_ + w]; }
+    auto versions() -> std::atomic<std::uint32_t>* { return versions_; }
 
 private:
-    auto bytes() -> char* { return static_cast<char*>(base_); }
-    auto slots() -> client_slot* { return std::launder(reinterpret_cast<client_slot*>(bytes() + slots_at_)); }
-    std::size_t clients_, windows_, keys_ = 0;
-    std::size_t slots_at_ = 0, records_at_ = 0, versions_at_ = 0, size_ = 0;
+    std::size_t clients_, windows_, keys_;
+    std::size_t size_ = 0;
     void* base_ = nullptr;
+    control_block* control_ = nullptr;
+    client_slot* slots_ = nullptr;
+    window_record* records_ = nullptr;
+    std::atomic<std::uint32_t>* versions_ = nullptr;
 };
 
 auto client_id(std::size_t i) -> std::string { return "client-" + std::to_string(i); }
@@ -1506,7 +1536,9 @@ struct arm_spec {
 // One client process: adopts the cluster's snapshots through its own etcd watcher, places every
 // request by the snapshot adopted (checked against the plan's fingerprint), and records its
 // windows in the shared area. The last client, when --late-ms D > 0, talks to etcd through a
-// relay that delays everything etcd sends it by D.
+// relay that delays everything etcd sends it by D. An event's phase ends after its windows and
+// once the client has served the event's completing epoch: the last window runs on until then,
+// so a client never ends its run (and revokes its report) before the coordinator is done with it.
 void client_run(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
                 const std::vector<server>& servers, const arm_spec& arm) {
     auto& slot = sh.slot(index);
@@ -1517,16 +1549,19 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
         conns.push_back(std::make_unique<connection>(s.port, false));
     }
     const bool late = index + 1 == o.clients && o.late_ms > 0;
+    const std::chrono::milliseconds delay(late ? o.late_ms : 0);
     std::optional<delay_relay> relay;
     std::string via = endpoint;
     if (late) {
-        relay.emplace(endpoint_port(endpoint), std::chrono::milliseconds(o.late_ms));
+        relay.emplace(endpoint_address(endpoint), delay);
         via = "http://127.0.0.1:" + std::to_string(relay->port());
     }
-    const std::string id = client_id(index);
-    kp::etcd::watcher w({.connection = {.endpoint = via}, .cluster = arm.cluster, .client_id = id});
+    // Each of its requests to etcd is answered `delay` late: the timeout allows for that.
+    kp::etcd::watcher w({.connection = {.endpoint = via, .timeout = std::chrono::milliseconds(2000) + delay},
+                         .cluster = arm.cluster,
+                         .client_id = client_id(index)});
     if (!w.wait_for_snapshot(std::chrono::seconds(30))) {
-        throw failure(id + ": no snapshot adopted from etcd at " + endpoint + " within 30 s" +
+        throw failure("no snapshot adopted from etcd at " + endpoint + " within 30 s" +
                       (w.last_refusal().empty() ? std::string() : " (" + w.last_refusal() + ")"));
     }
     auto reader = w.local()->make_reader();
@@ -1541,9 +1576,10 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
         const std::uint64_t e = s.epoch();
         if (e != seen) {
             if (e < 1 || e > p.snaps.size() || s.fingerprint() != p.snap(e).fingerprint()) {
-                throw failure(id + ": adopted epoch " + std::to_string(e) + " (fingerprint " + s.fingerprint().hex() +
+                throw failure("adopted epoch " + std::to_string(e) + " (fingerprint " + s.fingerprint().hex() +
                               "), which is not the plan's");
             }
+            // Requests are sequential: once this is set, every request on an older epoch is over.
             slot.first_use_ns[e].store(now_ns());
             seen = e;
         }
@@ -1559,9 +1595,11 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
         for (std::uint64_t r = 0; phase == 0 && r < o.warm; ++r) {
             request(warm);
         }
-        for (std::uint64_t i = 0; i < (phase == 0 ? o.steady : o.phase); ++i) {
+        const std::uint64_t windows = phase == 0 ? o.steady : o.phase;
+        const std::uint64_t completing = phase == 0 ? 1 : 2 * phase + 1;
+        for (std::uint64_t i = 0; i < windows; ++i) {
             window_stats win;
-            for (std::uint64_t r = 0; r < o.window; ++r) {
+            for (std::uint64_t r = 0; r < o.window || (i + 1 == windows && seen < completing); ++r) {
                 request(win);
             }
             sh.record(index, n++) = {phase, seen, win.gets, win.hits, win.db_reads, win.stale, win.old_epoch,
@@ -1572,22 +1610,32 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
 }
 
 [[noreturn]] void client_main(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
-                              const std::vector<server>& servers, const arm_spec& arm) {
+                              const std::vector<server>& servers, const arm_spec& arm, pid_t parent) {
     for (auto& c : children) {
         c.store(0);  // this process's copy: the servers are the coordinator's to stop
     }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
         std::signal(sig, SIG_DFL);
     }
+    etcd_dir[0] = '\0';  // the coordinator's to remove
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+        ::_exit(1);  // the coordinator is gone already
+    }
     auto& slot = sh.slot(index);
+    auto fail = [&](const char* what) {
+        std::snprintf(slot.error.data(), slot.error.size(), "%s: %s", client_id(index).c_str(), what);
+        slot.state.store(failed);
+    };
     int status = 0;
     try {
         client_run(o, sh, index, endpoint, servers, arm);
         slot.state.store(finished);
     } catch (const std::exception& e) {
-        std::snprintf(slot.error.data(), slot.error.size(), "%s", e.what());
-        slot.state.store(failed);
+        fail(e.what());
+        status = 1;
+    } catch (...) {
+        fail("an exception that is not a std::exception");
         status = 1;
     }
     ::_exit(status);
@@ -1631,13 +1679,14 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
     };
     publish(1);
     clients_arm res{arm, {}, {}};
+    const pid_t parent = ::getpid();
     for (std::size_t i = 0; i < o.clients; ++i) {
         const pid_t pid = ::fork();
         if (pid < 0) {
             throw failure(std::string("cannot fork: ") + std::strerror(errno));
         }
         if (pid == 0) {
-            client_main(o, sh, i, endpoint, f.servers, arm);
+            client_main(o, sh, i, endpoint, f.servers, arm, parent);
         }
         children[first_client_slot + i].store(pid);
         res.pids.push_back(pid);
@@ -1680,9 +1729,15 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
         }
         return true;
     };
-    // Every client reports (under clients/<id>, from its watcher) an epoch at least `epoch`.
+    // Every client reports (under clients/<id>, from its watcher) an epoch at least `epoch`, and
+    // has served it. A report says the watcher adopted the epoch; a request that read the older
+    // snapshot just before may still be under way, so the barrier also waits (in shared memory)
+    // for each client's first request on it, which begins only once its earlier requests are over.
     auto reported = [&](std::uint64_t epoch) {
         wait_until("every client to report epoch " + std::to_string(epoch), [&] {
+            if (!every_client([&](std::size_t i) { return sh.slot(i).first_use_ns[epoch].load() != 0; })) {
+                return false;
+            }
             kp::error_info err;
             const auto reports = kp::etcd::read_reports(ec, arm.cluster, err);
             if (!reports) {
@@ -1870,14 +1925,17 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
             throw failure("etcd at " + endpoint + " does not answer: " + err.message());
         }
     }
+    // Each arm is a cluster of its own, named so that no earlier run on the same etcd collides.
+    char nonce[16];
+    std::snprintf(nonce, sizeof nonce, "%08x", std::random_device{}());
+    const std::string run_id = "fleet-" + std::to_string(::getpid()) + "-" + nonce;
     std::vector<clients_arm> arms;
     const std::size_t total = o.alphas.size() * o.seeds.size() * o.strategies.size() * o.rules.size();
     for (const double alpha : o.alphas) {
         for (const auto seed : o.seeds) {
             for (const auto& s : o.strategies) {
                 for (const auto& rule : o.rules) {
-                    const arm_spec arm{s, rule, alpha, seed,
-                                       "fleet-" + std::to_string(::getpid()) + "-" + std::to_string(arms.size())};
+                    const arm_spec arm{s, rule, alpha, seed, run_id + "-" + std::to_string(arms.size())};
                     auto progress = [&](const std::string& phase) {
                         if (!o.quiet) {
                             const double secs =
