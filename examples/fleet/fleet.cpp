@@ -835,8 +835,13 @@ struct fleet {
     }
 };
 
-auto workload_seed(std::uint64_t seed, double alpha) -> std::uint64_t {
-    return seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(alpha * 1000);
+// The request generator's first state for a seed, a popularity and a client: all three hashed
+// through SplitMix64's finalizer, so that seeds (and clients) are independent streams. A state of
+// seed x the generator's increment, as before, made seed s + 1 replay seed s one draw later.
+auto workload_seed(std::uint64_t seed, double alpha, std::uint64_t client = 0) -> std::uint64_t {
+    splitmix m{(seed * 0x9e3779b97f4a7c15ULL) ^ static_cast<std::uint64_t>(alpha * 1000) ^
+               (client * 0xd1b54a32d192ed03ULL)};
+    return m.next();
 }
 
 // One client in this process, reading its placement from a local publisher: the snapshots are
@@ -1566,7 +1571,7 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
     }
     auto reader = w.local()->make_reader();
     cache_client c{conns, u, p, {sh.versions()}, arm.rule, o.writes, std::string(o.value_size, 'x'),
-                   {workload_seed(arm.seed, arm.alpha) + 0x632be59bd9b4e019ULL * (index + 1)}};
+                   {workload_seed(arm.seed, arm.alpha, index + 1)}};
     if (index == 0) {
         c.prefill(o.prefill);
     }
