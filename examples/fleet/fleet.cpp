@@ -1221,6 +1221,20 @@ auto cascade_report() -> std::string {
     return out;
 }
 
+// The progress line on stderr (one line, rewritten in place), unless --quiet.
+void print_progress(const options& o, std::chrono::steady_clock::time_point t0, std::size_t arm, std::size_t total,
+                    double alpha, std::uint64_t seed, const std::string& strategy, const std::string& rule,
+                    const std::string& phase) {
+    if (o.quiet) {
+        return;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "\rkeyplace-fleet: arm %zu/%zu alpha %s seed %llu %s %s: %-6s %6.0f s", arm, total,
+                 alpha_name(alpha).c_str(), static_cast<unsigned long long>(seed), strategy.c_str(), rule.c_str(),
+                 phase.c_str(), secs);
+    std::fflush(stderr);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Several client processes following membership through etcd (--clients N --etcd URL|start).
 #ifdef KEYPLACE_FLEET_ETCD
@@ -1942,15 +1956,7 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
                 for (const auto& rule : o.rules) {
                     const arm_spec arm{s, rule, alpha, seed, run_id + "-" + std::to_string(arms.size())};
                     auto progress = [&](const std::string& phase) {
-                        if (!o.quiet) {
-                            const double secs =
-                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                            std::fprintf(stderr, "\rkeyplace-fleet: arm %zu/%zu alpha %s seed %llu %s %s: %-6s %6.0f s",
-                                         arms.size() + 1, total, alpha_name(alpha).c_str(),
-                                         static_cast<unsigned long long>(seed), s.c_str(), rule.c_str(), phase.c_str(),
-                                         secs);
-                            std::fflush(stderr);
-                        }
+                        print_progress(o, t0, arms.size() + 1, total, alpha, seed, s, rule, phase);
                     };
                     arms.push_back(run_clients_arm(o, f, sh, ec, endpoint, arm, progress));
                 }
@@ -2042,15 +2048,7 @@ auto run(const options& o) -> int {
                     const std::string rule = control ? "none" : o.rules[r];
                     ++done;
                     auto progress = [&](const std::string& phase) {
-                        if (!o.quiet) {
-                            const double secs =
-                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                            std::fprintf(stderr, "\rkeyplace-fleet: arm %zu/%zu alpha %s seed %llu %s %s: %-6s %6.0f s",
-                                         done, total_arms, alpha_name(alpha).c_str(),
-                                         static_cast<unsigned long long>(seed), s.c_str(),
-                                         control ? "control" : rule.c_str(), phase.c_str(), secs);
-                            std::fflush(stderr);
-                        }
+                        print_progress(o, t0, done, total_arms, alpha, seed, s, control ? "control" : rule, phase);
                     };
                     arms.push_back(run_arm(o, f, u, weights, s, rule, alpha, seed, control, progress));
                 }
