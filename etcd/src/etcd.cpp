@@ -699,7 +699,7 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
                                                            ", current names " + std::to_string(cur->epoch));
             return std::nullopt;
         }
-        if (s->fingerprint() != cur->fingerprint) {
+        if (!s->fingerprint_matches(cur->fingerprint)) {
             err = detail::fail(errc::fingerprint_mismatch, key + ": the snapshot's fingerprint " +
                                                                s->fingerprint().hex() + " is not " +
                                                                cur->fingerprint.hex() + ", which current states");
@@ -744,7 +744,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
                 theirs = j["fingerprint"].get<std::string>();
             }
             const auto fp = digest128::from_hex(theirs);
-            if (!fp || *fp != s.fingerprint()) {
+            if (!fp || !s.fingerprint_matches(*fp)) {
                 err = detail::fail(errc::split_brain, skey + " already holds epoch " + std::to_string(s.epoch()) +
                                                           " with fingerprint " + detail::quote(theirs) +
                                                           ", not " + s.fingerprint().hex());
@@ -755,7 +755,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
         if (err) {
             return false;
         }
-        if (cur && cur->epoch == s.epoch() && cur->fingerprint == s.fingerprint()) {
+        if (cur && cur->epoch == s.epoch() && s.fingerprint_matches(cur->fingerprint)) {
             return true;  // already published (a retry after a response that was lost)
         }
         if (cur && cur->epoch >= s.epoch()) {
@@ -773,7 +773,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
         if (err) {
             return false;
         }
-        if (now && now->epoch == s.epoch() && now->fingerprint == s.fingerprint()) {
+        if (now && now->epoch == s.epoch() && s.fingerprint_matches(now->fingerprint)) {
             return true;  // the same snapshot, published by another publisher meanwhile
         }
         if (now && now->epoch < s.epoch()) {
@@ -847,6 +847,7 @@ struct watcher::impl {
 
     // Only the watch thread touches these.
     digest128 fingerprint{};
+    digest128 stated_fingerprint{};  // what current stated at the adoption (contract 1's for older values)
     std::int64_t handled_mod = -1;  // current's mod_revision last adopted or refused...
     std::string handled_value;      // ...and its value: a restored etcd may reuse a revision
 
@@ -919,7 +920,7 @@ struct watcher::impl {
         }
         const std::uint64_t have = epoch.load(std::memory_order_relaxed);
         if (have != 0 && cur->epoch == have) {
-            if (cur->fingerprint != fingerprint) {
+            if (cur->fingerprint != fingerprint && cur->fingerprint != stated_fingerprint) {
                 refuse(refusal::fingerprint_mismatch,
                        ckey + " states fingerprint " + cur->fingerprint.hex() + " for epoch " +
                            std::to_string(cur->epoch) + ", but the adopted snapshot of that epoch has " +
@@ -958,7 +959,7 @@ struct watcher::impl {
                    kv->mod_revision);
             return true;
         }
-        if (s->fingerprint() != cur->fingerprint) {
+        if (!s->fingerprint_matches(cur->fingerprint)) {
             refuse(refusal::fingerprint_mismatch,
                    skey + ": the snapshot's fingerprint " + s->fingerprint().hex() + " is not " +
                        cur->fingerprint.hex() + ", which current states",
@@ -987,6 +988,7 @@ struct watcher::impl {
         }
         handled_mod = kv->mod_revision;
         fingerprint = shared->fingerprint();
+        stated_fingerprint = cur->fingerprint;
         {
             const std::lock_guard lock(mu);
             epoch.store(shared->epoch(), std::memory_order_release);

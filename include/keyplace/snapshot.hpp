@@ -490,6 +490,11 @@ public:
 
     /// The snapshot's fingerprint: XXH3-128 over the fingerprints of current() and pending().
     [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
+    /// Whether a stated fingerprint (a document's, etcd's current value) is this snapshot's:
+    /// fingerprint(), or the one fingerprint contract 1 gave it, which left out the node
+    /// locations that spread copies (README, "Fingerprint"); the two differ only for snapshots
+    /// whose copies spread over racks, zones or regions.
+    [[nodiscard]] auto fingerprint_matches(const digest128& stated) const -> bool;
     /// Recomputes every fingerprint from the built placements (not from the description) and
     /// compares: whether this snapshot is whole. O(size of the built state).
     [[nodiscard]] auto verify() const -> bool;
@@ -564,7 +569,9 @@ private:
                          const placement* from = nullptr) const -> detail::failure;
     auto build_partitions(const std::vector<node>& plain, const placement* from,
                           std::optional<placement::strategy_variant>& built) const -> detail::failure;
-    auto placement_fingerprint(const placement& p) const -> digest128;
+    /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
+    /// contract 1, which left the location block out (README, "Fingerprint").
+    auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
     static auto combined_fingerprint(const digest128& now, const digest128& after,
                                      std::span<const key_override> overrides) -> digest128;
     auto check_overrides() -> detail::failure;
@@ -1134,7 +1141,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     return {};
 }
 
-inline auto snapshot::placement_fingerprint(const placement& p) const -> digest128 {
+inline auto snapshot::placement_fingerprint(const placement& p, bool locations) const -> digest128 {
     const auto& spec = d_.strategy;
     // Each strategy node's rank in id order: its canonical index.
     std::vector<std::uint32_t> by_id(p.members_.size());
@@ -1171,6 +1178,18 @@ inline auto snapshot::placement_fingerprint(const placement& p) const -> digest1
         h.str(d_.nodes[p.members_[i]].id);
     }
     std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
+    // Copies spread over a level go to distinct domains there, so which nodes share a domain
+    // decides every copy after the first; the domains' names do not (only the partition of the
+    // nodes into domains, labelled by first appearance in rank order). Under the snapshot's
+    // shortfall rule (fail) the spread level's domains always suffice, so no finer level is read.
+    if (locations && d_.replication.count > 1 && d_.replication.spread != failure_domain::node) {
+        h.u8(5);
+        std::map<std::string, std::uint32_t, std::less<>> domains;
+        for (const auto i : by_id) {
+            const auto path = detail::domain_path(detail::as_node(d_.nodes[p.members_[i]]), d_.replication.spread);
+            h.le32(domains.emplace(path, static_cast<std::uint32_t>(domains.size())).first->second);
+        }
+    }
     return h.finish();
 }
 
@@ -1238,6 +1257,15 @@ inline auto snapshot::check_overrides() -> detail::failure {
     }
     overrides_ = std::move(table);
     return {};
+}
+
+inline auto snapshot::fingerprint_matches(const digest128& stated) const -> bool {
+    if (stated == fingerprint_) {
+        return true;
+    }
+    const digest128 now = placement_fingerprint(*current_, false);
+    const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_, false);
+    return stated == combined_fingerprint(now, after, d_.overrides);
 }
 
 inline auto snapshot::verify() const -> bool {
@@ -1315,7 +1343,7 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
         return f;
     }
     fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint(), d_.overrides);
-    if (d.fingerprint && *d.fingerprint != fingerprint_) {
+    if (d.fingerprint && !fingerprint_matches(*d.fingerprint)) {
         return detail::fail(errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
                                                             "; the placement built here has " + fingerprint_.hex() +
                                                             " (keyplace " + std::to_string(version.major) + "." +

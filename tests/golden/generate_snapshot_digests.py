@@ -12,7 +12,11 @@ generators, themselves written from the same text.
 
 Usage, from the repository root:
     /usr/bin/python3 tests/golden/generate_snapshot_digests.py \
+        > tests/golden/snapshot_digests_v2.txt
+    /usr/bin/python3 tests/golden/generate_snapshot_digests.py --encoding 1 \
         > tests/golden/snapshot_digests_v1.txt
+The fingerprint encoding 2 adds the location block (README, "Fingerprint",
+item 6); encoding 1, without it, is what documents written before it state.
 
 Needs Python 3.11 and the `xxhash` module (3.x, bundling xxHash 0.8.x;
 Debian's python3-xxhash). Output is ASCII with '\n' line ends. Before printing,
@@ -848,10 +852,28 @@ def header_bytes(strategy: str, params: dict, count: int, spread: str,
     return b"".join(out)
 
 
-def placement_fingerprint(strategy, params, count, spread, members):
+def location_block(count: int, spread: str, members: list[Node]) -> bytes:
+    """Fingerprint item 6 (encoding 2): with 2 or more copies spread over racks,
+    zones or regions, each node's domain at that level, numbered in order of
+    first appearance over the nodes in id order."""
+    if count <= 1 or spread == "node":
+        return b""
+    depth = {"region": 1, "zone": 2, "rack": 3}[spread]
+    numbers: dict[tuple, int] = {}
+    out = [b"\x05"]
+    for n in sorted(members, key=lambda m: m.bid):
+        parts = (n.where.split("/") + ["", "", ""])[:3]
+        domain = tuple(parts[:depth])
+        out.append(le32(numbers.setdefault(domain, len(numbers))))
+    return b"".join(out)
+
+
+def placement_fingerprint(strategy, params, count, spread, members, encoding):
     cls, _ = STRATEGIES[strategy]
     p = cls(members, params)
     data = header_bytes(strategy, params, count, spread, members) + p.built_state()
+    if encoding >= 2:
+        data += location_block(count, spread, members)
     return p, xxh3_128(data)
 
 
@@ -859,7 +881,7 @@ def probe_digest(p) -> tuple[int, int]:
     return xxh3_128(b"".join(s_str(p.owner_of(k).bid) for k in PROBE_KEYS))
 
 
-def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=()):
+def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=(), encoding=2):
     cls, defaults = STRATEGIES[strategy]
     params = dict(defaults)
     for k, v in given_params.items():
@@ -867,8 +889,8 @@ def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=())
         params[k] = v
     now = [n for n in nodes if owns_now(n)]
     after = [n for n in nodes if owns_after(n)]
-    cur, fp_now = placement_fingerprint(strategy, params, count, spread, now)
-    _, fp_after = placement_fingerprint(strategy, params, count, spread, after)
+    cur, fp_now = placement_fingerprint(strategy, params, count, spread, now, encoding)
+    _, fp_after = placement_fingerprint(strategy, params, count, spread, after, encoding)
     # Overrides (README, "Overrides"): none adds no byte; else LE32(count), then
     # str(key) || str(node id) in bytewise order of key. The probe ignores them.
     tail = b""
@@ -1060,6 +1082,27 @@ def cases():
     return C
 
 
+def location_cases():
+    """Encoding 2 only: snapshots that differ in nothing but where a node is, and
+    whose copies therefore differ (encoding 1 gave each pair one fingerprint)."""
+    C = []
+
+    def add(name, strategy, nodes, params=None, replication=(0, "node"), comment=None):
+        C.append((name, strategy, params or {}, replication, nodes, comment))
+
+    add("ring_zone_d_in_z1", "ring", N("a~eu/z1,b~eu/z2,c~eu/z3,d~eu/z1"), replication=(3, "zone"),
+        comment="d shares zone z1 with a")
+    add("ring_zone_d_in_z2", "ring", N("a~eu/z1,b~eu/z2,c~eu/z3,d~eu/z2"), replication=(3, "zone"),
+        comment="the same but d in z2: other copies, another fingerprint")
+    add("ring_zone_renamed", "ring", N("a~eu/zone-x,b~eu/zone-y,c~eu/zone-z,d~eu/zone-x"),
+        replication=(3, "zone"), comment="ring_zone_d_in_z1 with other zone names: the same copies, its fingerprint")
+    add("ring_rack_same_name_two_zones", "ring", N("a~eu/z1/r1,b~eu/z2/r1,c~eu/z1/r2,d~eu/z2/r2"),
+        replication=(2, "rack"), comment="rack r1 of z1 and rack r1 of z2 are two racks")
+    add("maglev_region", "maglev", N("m1~eu,m2~us,m3~eu,m4~ap"), {"table-size": 251},
+        replication=(2, "region"), comment="a location with the region alone")
+    return C
+
+
 def override_cases():
     """Cases with overrides: (name, strategy, params, replication, nodes, overrides, comment)."""
     C = []
@@ -1243,9 +1286,18 @@ OVERRIDES_HEADER = """\
 
 
 def main():
-    out = [HEADER, "keyplace-snapshot-digests 1"]
-    for name, strategy, params, (count, spread), nodes, comment in cases():
-        fp, probe = snapshot_digests(strategy, params, count, spread, nodes)
+    encoding = 2
+    if sys.argv[1:] == ["--encoding", "1"]:
+        encoding = 1
+    elif sys.argv[1:]:
+        sys.exit("usage: generate_snapshot_digests.py [--encoding 1]")
+    header = HEADER if encoding == 1 else HEADER.replace(
+        "# keyplace snapshot digests, contract version 1: golden values",
+        "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values")
+    out = [header, f"keyplace-snapshot-digests {encoding}"]
+    plain = cases() + (location_cases() if encoding >= 2 else [])
+    for name, strategy, params, (count, spread), nodes, comment in plain:
+        fp, probe = snapshot_digests(strategy, params, count, spread, nodes, encoding=encoding)
         ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
         if comment:
             out.append(f"# {name}: {comment}")
@@ -1255,7 +1307,7 @@ def main():
                    f"fingerprint={hex128(fp)} probe={hex128(probe)}")
     out.append(OVERRIDES_HEADER)
     for name, strategy, params, (count, spread), nodes, overrides, comment in override_cases():
-        fp, probe = snapshot_digests(strategy, params, count, spread, nodes, overrides)
+        fp, probe = snapshot_digests(strategy, params, count, spread, nodes, overrides, encoding)
         ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
         if comment:
             out.append(f"# {name}: {comment}")
