@@ -339,7 +339,7 @@ TEST_CASE("snapshot: overrides change the fingerprint, not the probe digest, and
     CHECK(with_overrides == 5);
 }
 
-TEST_CASE("snapshot: documents stating a fingerprint of encoding 1 still build; encoding 2 differs only where copies spread",
+TEST_CASE("snapshot: documents stating a fingerprint of encoding 1 still build, and encoding 2 differs only where copies spread",
           "[snapshot][golden][fingerprint]") {
     const auto v1 = golden_cases(1);
     const auto v2 = golden_cases(2);

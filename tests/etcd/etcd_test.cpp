@@ -511,3 +511,55 @@ TEST_CASE("etcd watch: a compacted start revision ends the watch as compacted, a
     stopper.join();
     CHECK(end3 == etcd::watch_end::stopped);
 }
+
+// A fleet whose documents and current value were written under fingerprint encoding 1 (before
+// node locations were in the fingerprint) keeps adopting them after an upgrade: the stated
+// encoding-1 fingerprint still proves the snapshot whole. The value is the golden table's
+// (tests/golden/snapshot_digests_v1.txt, case ring_replicas3_zone).
+TEST_CASE("etcd watcher: adopts a snapshot whose document and current state its encoding-1 fingerprint", "[etcd]") {
+    const std::string cluster = "t-encoding-1";
+    snapshot_description d;
+    d.cluster = cluster;
+    d.strategy = {.name = "ring", .params = {{"vnodes", std::uint64_t{40}}}};
+    d.replication = {.count = 3, .spread = keyplace::failure_domain::zone};
+    for (int z = 0; z < 3; ++z) {
+        for (int r = 0; r < 2; ++r) {
+            for (int n = 0; n < 2; ++n) {
+                const std::string zone = "zone-" + std::to_string(z);
+                const std::string rack = "rack-" + std::to_string(r);
+                d.nodes.push_back({.id = "z" + std::to_string(z) + "r" + std::to_string(r) + "n" + std::to_string(n),
+                                   .where = {.region = "eu", .zone = zone, .rack = rack}});
+            }
+        }
+    }
+    const auto v1 = keyplace::digest128::from_hex("1575a07c735fef38657f2bdea7ebb9f7");
+    REQUIRE(v1.has_value());
+    const snapshot s = snapshot::build(d);
+    REQUIRE(s.fingerprint() != *v1);
+    REQUIRE(s.fingerprint_matches(*v1));
+    snapshot_description old = s.describe();
+    old.fingerprint = *v1;
+    etcd::client c(connection());
+    error_info err;
+    REQUIRE(c.put(etcd::snapshot_key(cluster, 1), keyplace::write_description_json(old), err));
+    const std::string current = R"({"epoch":1,"fingerprint":")" + v1->hex() + R"("})";
+    REQUIRE(c.put(etcd::current_key(cluster), current, err));
+
+    recorder rec;
+    auto o = options(cluster, "e0");
+    rec.attach(o);
+    etcd::watcher w(std::move(o));
+    REQUIRE(w.wait_for_snapshot(10s));
+    CHECK(w.stats().epoch == 1);
+    CHECK(w.local()->current()->fingerprint() == s.fingerprint());
+    // Publishing the same snapshot again is a retry of what is there, not a split brain.
+    CHECK(etcd::publish(c, s, err));
+    INFO(err.message());
+    // current written again with the same encoding-1 value: nothing to refuse.
+    REQUIRE(c.put(etcd::current_key(cluster), current, err));
+    const snapshot second = snap(cluster, 2);
+    must_publish(c, second);
+    REQUIRE(eventually([&] { return w.stats().epoch == 2; }));
+    CHECK(rec.refusal_count() == 0);
+    CHECK(rec.increasing());
+}
