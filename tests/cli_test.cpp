@@ -5,7 +5,10 @@
 #include "keyplace_cli.hpp"
 #include "support.hpp"
 
+#include <keyplace/token_allocation.hpp>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -447,6 +450,42 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
     expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=x"}, "k\n"), 2,
                    "token 'x' of node 'a' is not an unsigned decimal 64-bit integer");
     expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a"}, "k\n"), 2, "has no tokens");
+}
+
+TEST_CASE("cli: allocate starts a tokens ring from nothing, as the library does", "[cli][allocate]") {
+    // The tokens the library gives the first node of an empty ring, then the second joining it.
+    const auto entry = [](const keyplace::node& n, const std::vector<std::uint64_t>& tokens) {
+        std::string e = n.id + "=";
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            e += (i == 0 ? "" : ";") + std::to_string(tokens[i]);
+        }
+        return e + "@" + n.where.region + "/" + n.where.zone + "/" + n.where.rack;
+    };
+    const keyplace::node a{"a", 1.0, {"eu", "z", "r1"}};
+    const keyplace::node b{"b", 1.0, {"eu", "z", "r2"}};
+    const keyplace::token_replication rf2{2, keyplace::failure_domain::rack};
+    std::vector<keyplace::token_holder> ring;
+    ring.push_back({a, keyplace::allocate_tokens(ring, a, 4, rf2, 42)});
+    const auto first = entry(a, ring[0].tokens);
+    const auto second = entry(b, keyplace::allocate_tokens(ring, b, 4, rf2, 42));
+    const auto r = run_cli({"allocate", "--strategy", "tokens", "--nodes", "", "--add", "a@eu/z/r1", "--tokens", "4",
+                            "--replication", "2", "--spread", "rack", "--seed", "42"});
+    CHECK(r.err.empty());
+    CHECK(r.status == 0);
+    CHECK(r.out == first + "\n");
+    // A node file that lists no node yet is the same empty ring.
+    const auto empty = temp_file("keyplace_cli_allocate_empty.txt", "# no node yet\n\n");
+    CHECK(run_cli({"allocate", "--strategy", "tokens", "--nodes", "@" + empty, "--add", "a@eu/z/r1", "--tokens", "4",
+                   "--replication", "2", "--spread", "rack", "--seed", "42"})
+              .out == first + "\n");
+    // The entry printed is the ring the next node joins.
+    CHECK(run_cli({"allocate", "--strategy", "tokens", "--nodes", first, "--add", "b@eu/z/r2", "--tokens", "4",
+                   "--replication", "2", "--spread", "rack", "--seed", "42"})
+              .out == second + "\n");
+    // A Cassandra ring is built from at least one node (the library's cassandra_ring): refused by name.
+    expect_failure(run_cli({"allocate", "--strategy", "cassandra", "--nodes", "", "--add", "n1@dc1/r1",
+                            "--replication", "dc1:1"}),
+                   2, "--strategy cassandra needs at least one node");
 }
 
 TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][partitions]") {
@@ -1629,4 +1668,53 @@ TEST_CASE("cli: --spread-reads and --salt are refused where they do not apply, n
     expect_failure(
         run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--load-factor", "2"}, "k\n"),
         2, "--spread-reads and --load-factor exclude each other");
+}
+
+// ---- issue 35: values the planners took without a word ----------------------------------------
+
+TEST_CASE("cli: redis create takes HOST:PORT addresses only, naming the one that is not", "[cli][redis][errors]") {
+    const std::string good = "127.0.0.1:7001,127.0.0.1:7002";
+    expect_failure(run_cli({"redis", "create", "--nodes", good + ",127.0.0.1:0"}), 2,
+                   "--nodes entry 3: port '0' of address '127.0.0.1:0' is not a port from 1 to 65535");
+    expect_failure(run_cli({"redis", "create", "--nodes", good + ",a:b:c"}), 2,
+                   "--nodes entry 3: port 'c' of address 'a:b:c' is not a port from 1 to 65535");
+    expect_failure(run_cli({"redis", "create", "--nodes", good + ",host"}), 2,
+                   "--nodes entry 3: address 'host' has no port (expected HOST:PORT)");
+    expect_failure(run_cli({"redis", "create", "--nodes", good + ",:7003"}), 2,
+                   "--nodes entry 3: address ':7003' has no host (expected HOST:PORT)");
+    expect_failure(run_cli({"redis", "create", "--nodes", good + ",h:65536"}), 2, "port '65536' of address 'h:65536'");
+    // IPv6 hosts: the port follows the last colon, as redis-cli reads it (masters interleaved by host).
+    CHECK(run_cli({"redis", "create", "--nodes", good + ",::1:7003"}).out ==
+          "127.0.0.1:7001=0-5460\n::1:7003=5461-10922\n127.0.0.1:7002=10923-16383\n");
+}
+
+TEST_CASE("cli: a repeated --weights master and an empty --add location are refused by name",
+          "[cli][redis][allocate][errors]") {
+    const std::string map = "m1=0-8191,m2=8192-16383";
+    expect_failure(run_cli({"redis", "rebalance", "--nodes", map, "--weights", "m1=1,m1=2"}), 2,
+                   "--weights names master 'm1' twice");
+    for (const char* strategy : {"cassandra", "tokens"}) {
+        INFO(strategy);
+        const std::string ring = std::string(strategy) == "cassandra" ? "n1=0@dc1/r1" : "n1=0@eu/z/r1";
+        expect_failure(run_cli({"allocate", "--strategy", strategy, "--nodes", ring, "--add", "n4@", "--replication",
+                                "1"}),
+                       2, "--add: location of node 'n4' is empty");
+    }
+}
+
+TEST_CASE("cli: a UTF-8 byte-order mark opens a node file, not its first id", "[cli][errors]") {
+    const std::string bom = "\xef\xbb\xbf";
+    std::string keys;
+    for (int k = 0; k < 20; ++k) {
+        keys += "k" + std::to_string(k) + "\n";
+    }
+    const auto plain = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b"}, keys);
+    REQUIRE(plain.status == 0);
+    const auto file = temp_file("keyplace_cli_bom_nodes.txt", bom + "a\nb\n");
+    CHECK(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + file}, keys).out == plain.out);
+    // Only the file's first bytes: a mark inside a file is a character of the id it is in.
+    const auto inner = temp_file("keyplace_cli_bom_inner.txt", "a\n" + bom + "b\n");
+    CHECK(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + inner}, keys).out != plain.out);
+    // Key lines are bytes, not text: a leading mark is part of the first key.
+    CHECK(run_cli({"hash", "--function", "xxh3"}, bom + "abc\n").out != "78af5f94892f3950\n");
 }

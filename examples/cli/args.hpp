@@ -3,8 +3,10 @@
 #ifndef KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -130,6 +132,29 @@ auto parse_unsigned(std::string_view s) -> std::optional<U> {
         return std::nullopt;
     }
     return v;
+}
+
+/// A whole-string decimal number ("0.5", "1e3", "-2"), or nothing: no leading space or '+', no
+/// hexadecimal, nothing after it.
+inline auto parse_decimal(std::string_view s) -> std::optional<double> {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+/// The index of the first item equal to an earlier one, or nothing.
+template <class T>
+auto first_repeat(std::span<const T> items) -> std::optional<std::size_t> {
+    for (std::size_t i = 1; i < items.size(); ++i) {
+        if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) !=
+            items.begin() + static_cast<std::ptrdiff_t>(i)) {
+            return i;
+        }
+    }
+    return std::nullopt;
 }
 
 /// A whole-string signed decimal 64-bit integer, or nothing.

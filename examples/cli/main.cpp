@@ -1,6 +1,8 @@
 // keyplace-cli: see keyplace_cli.hpp and the README.
+#include "descriptors.hpp"
 #include "run.hpp"
 
+#include <cstdio>
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,11 @@
 #endif
 
 auto main(int argc, char** argv) -> int {
+    // Before anything opens a file or socket: a closed stdout fails at its first write.
+    if (!keyplace_cli::hold_standard_descriptors().held) {
+        std::fputs("keyplace-cli: cannot open /dev/null to hold a closed standard descriptor\n", stderr);
+        return 1;
+    }
     std::ios::sync_with_stdio(false);
     const std::vector<std::string_view> args(argv + 1, argv + argc);
     keyplace_cli::stream_options options;

@@ -13,12 +13,11 @@
 #include <keyplace/compat/redis_planner.hpp>
 #include <keyplace/token_allocation.hpp>
 
-#include <charconv>
 #include <cstdint>
 #include <istream>
+#include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -37,12 +36,28 @@ inline constexpr plain_option use_empty_flag{
 
 /// A decimal number option (a float for redis-cli); names the option in errors.
 inline auto decimal_of(std::string_view option, std::string_view v) -> double {
-    double d = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (v.empty() || ec != std::errc{} || end != v.data() + v.size()) {
+    const auto d = parse_decimal(v);
+    if (!d) {
         usage_error("--" + std::string(option) + " " + quote(v) + " is not a number");
     }
-    return d;
+    return *d;
+}
+
+/// A redis create address: HOST:PORT, the port after the last ':' (an IPv6 host keeps its
+/// colons, as redis-cli reads it) and from 1 to 65535.
+inline auto parse_address(std::string_view e, const std::string& where) -> std::string {
+    check_name("address", e, true, e, where, "HOST:PORT");
+    const auto colon = e.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        input_error(where + ": address " + quote(e) + " has no " + (colon == 0 ? "host" : "port") +
+                    " (expected HOST:PORT)");
+    }
+    const auto port = parse_unsigned<std::uint16_t>(e.substr(colon + 1));
+    if (!port || *port == 0) {
+        input_error(where + ": port " + quote(e.substr(colon + 1)) + " of address " + quote(e) +
+                    " is not a port from 1 to 65535");
+    }
+    return std::string(e);
 }
 
 /// Slot numbers as FIRST-LAST runs: "0-1364 5461".
@@ -60,10 +75,7 @@ inline auto slot_runs(const std::vector<std::uint16_t>& slots) -> std::vector<st
 
 inline auto redis_create(const parsed_args& a) -> std::string {
     std::vector<std::string> addresses;
-    for (const auto& n : parse_entries(a.value(masters_option.spec), [](std::string_view e, const std::string& where) {
-             check_name("address", e, true, e, where, "HOST:PORT");
-             return std::string(e);
-         })) {
+    for (const auto& n : parse_entries(a.value(masters_option.spec), parse_address)) {
         addresses.push_back(n);
     }
     const auto ranges = keyplace::compat::redis_create_ranges(addresses);
@@ -92,12 +104,17 @@ inline auto redis_rebalance(const parsed_args& a) -> std::string {
     const std::string threshold = a.get(threshold_option.spec).value_or(std::string(threshold_option.fallback));
     o.threshold = decimal_of(threshold_option.spec.name, threshold);
     if (const auto w = a.get(weights_option.spec)) {
+        std::vector<std::string> ids;
         for (const auto part : split(*w, ',')) {
             const auto eq = part.rfind('=');
             if (eq == std::string_view::npos || eq == 0) {
                 usage_error("--weights entry " + quote(part) + " is not ID=WEIGHT");
             }
             o.weights.push_back({std::string(part.substr(0, eq)), decimal_of("weights", part.substr(eq + 1))});
+            ids.push_back(o.weights.back().id);
+        }
+        if (const auto twice = first_repeat(std::span<const std::string>(ids))) {
+            usage_error("--weights names master " + quote(ids[*twice]) + " twice");
         }
     }
     const auto plan = keyplace::compat::redis_rebalance(cluster, order, o);
@@ -133,7 +150,7 @@ inline auto redis_rebalance(const parsed_args& a) -> std::string {
 inline constexpr plain_option allocate_strategy_option{
     {"strategy", "S", "cassandra (signed Murmur3 tokens) or tokens (the native ring of chosen tokens)", true}};
 inline constexpr plain_option allocate_nodes_option{
-    {"nodes", "SPEC", "the ring: --strategy cassandra's or tokens' SPEC entries", true}};
+    {"nodes", "SPEC", "the ring: --strategy cassandra's or tokens' SPEC entries (tokens: '' for an empty ring)", true}};
 inline constexpr plain_option add_option{
     {"add", "ID[@LOCATION]", "the joining node (cassandra: ID@DC/RACK; tokens: ID@REGION/ZONE/RACK)", true}};
 inline constexpr number_option<std::size_t> token_count_option{
@@ -176,12 +193,21 @@ inline auto allocate(const parsed_args& a) -> std::string {
     const auto replication = cassandra_entry::replication.parse(a.value(allocate_replication_option.spec));
     const auto at = add.find('@');
     const std::string location = at == std::string::npos ? "" : add.substr(at + 1);
+    if (at != std::string::npos && location.empty()) {
+        input_error("--add: location of node " + quote(add.substr(0, at)) + " is empty (expected " +
+                    std::string(add_option.spec.value) + ")");
+    }
     if (strategy == "cassandra") {
         if (a.has(groups_option.spec)) {
             usage_error("--spread applies to --strategy tokens; Cassandra's racks come from the SPEC");
         }
-        const auto ring = keyplace::compat::cassandra_ring::build(
-            parse_entries(a.value(allocate_nodes_option.spec), parse_cassandra_node));
+        const auto endpoints = parse_entries(a.value(allocate_nodes_option.spec), parse_cassandra_node,
+                                             listing::may_be_empty);
+        if (endpoints.empty()) {
+            input_error("--strategy cassandra needs at least one node in --nodes (a Cassandra ring is never "
+                        "empty; --strategy tokens starts from an empty ring)");
+        }
+        const auto ring = keyplace::compat::cassandra_ring::build(endpoints);
         // The joining node as a Cassandra entry with a placeholder token: its id and location.
         auto joiner = parse_cassandra_node(add.substr(0, at) + "=0" + (location.empty() ? "" : "@" + location), "--add");
         joiner.tokens.clear();
@@ -207,7 +233,8 @@ inline auto allocate(const parsed_args& a) -> std::string {
             }
             r.groups = *parsed;
         }
-        const auto holders = parse_entries(a.value(allocate_nodes_option.spec), parse_token_node);
+        // No node yet: the library gives the first node its tokens from the seed.
+        const auto holders = parse_entries(a.value(allocate_nodes_option.spec), parse_token_node, listing::may_be_empty);
         const auto joiner = parse_node(add, "--add");
         const auto tokens = keyplace::allocate_tokens(holders, joiner, count, r, seed);
         return render_allocation(joiner.id, location, tokens, json);

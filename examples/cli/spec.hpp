@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -26,7 +25,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 namespace keyplace_cli {
@@ -139,12 +137,11 @@ inline auto parse_node(std::string_view entry, const std::string& where) -> keyp
     n.id = std::string(rest);
     if (has_weight) {
         // The number only; whether the strategy accepts it (finite, > 0, whole) is the library's call.
-        double w = 0;
-        const auto [end, ec] = std::from_chars(weight.data(), weight.data() + weight.size(), w);
-        if (weight.empty() || ec != std::errc{} || end != weight.data() + weight.size()) {
+        const auto w = parse_decimal(weight);
+        if (!w) {
             input_error(where + ": weight " + quote(weight) + " of node " + quote(rest) + " is not a number");
         }
-        n.weight = w;
+        n.weight = *w;
     }
     if (at != std::string_view::npos) {
         parse_location(entry.substr(at + 1),
@@ -180,16 +177,22 @@ auto from_specs(std::initializer_list<std::string_view> specs, F&& f) -> decltyp
     }
 }
 
+/// Whether a SPEC may list no entry ('' or a node file of blank and # lines only): only where
+/// the library starts from nothing (allocate --strategy tokens, the first node of a ring).
+enum class listing { at_least_one, may_be_empty };
+
 /// Splits SPEC into entries and parses each with parse(entry, where): comma-separated
 /// entries, or @PATH to a file of one entry per line (blank and # lines skipped). A bad
 /// inline entry is an argument error (2), a bad line of a file bad input (1).
 template <class Parse>
-auto parse_entries(const std::string& spec, Parse&& parse) {
+auto parse_entries(const std::string& spec, Parse&& parse, listing count = listing::at_least_one) {
     std::vector<decltype(parse(std::string_view(), std::string()))> entries;
     if (is_node_file(spec)) {
         const std::string path = spec.substr(1);
         const std::string data = read_file(path, "node file", node_file_limit);
-        const auto lines = split(data, '\n');
+        // A UTF-8 byte-order mark (as some editors save text) opens the file, not its first id.
+        constexpr std::string_view bom = "\xef\xbb\xbf";
+        const auto lines = split(std::string_view(data).substr(data.starts_with(bom) ? bom.size() : 0), '\n');
         for (std::size_t i = 0; i < lines.size(); ++i) {
             std::string_view v = lines[i];
             const auto first = v.find_first_not_of(" \t\r");
@@ -199,12 +202,15 @@ auto parse_entries(const std::string& spec, Parse&& parse) {
             v = v.substr(first, v.find_last_not_of(" \t\r") - first + 1);
             entries.push_back(parse(v, quote(path) + ":" + std::to_string(i + 1)));
         }
-        if (entries.empty()) {
+        if (entries.empty() && count == listing::at_least_one) {
             input_error("node file " + quote(path) + " lists no nodes");
         }
         return entries;
     }
     if (spec.empty()) {
+        if (count == listing::may_be_empty) {
+            return entries;
+        }
         usage_error("--nodes: the node list is empty");
     }
     const auto parts = split(spec, ',');

@@ -2,6 +2,10 @@
 // look-aside workload with Zipf popularity, membership changes published as snapshot epochs,
 // measured through a join, a leave and a rejoin against a control run (README, "A real cache
 // fleet"). --cascade runs the ring-cascade simulation instead (no servers).
+// keyplace-cli's argument helpers (numbers, lists, quoting) and its descriptor guard: one copy.
+#include "args.hpp"
+#include "descriptors.hpp"
+
 #include <keyplace/analysis.hpp>
 #include <keyplace/bounded_load.hpp>
 #include <keyplace/publisher.hpp>
@@ -51,6 +55,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -107,9 +112,15 @@ extern "C" void on_signal(int sig) {
     std::raise(sig);
 }
 
+// A regular file this process may execute (a directory is "executable" to access(X_OK)).
+auto executable_file(const std::string& path) -> bool {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
 auto find_executable(const std::string& name) -> std::optional<std::string> {
     if (name.find('/') != std::string::npos) {
-        return ::access(name.c_str(), X_OK) == 0 ? std::optional<std::string>(name) : std::nullopt;
+        return executable_file(name) ? std::optional<std::string>(name) : std::nullopt;
     }
     const char* path = std::getenv("PATH");
     std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
@@ -118,7 +129,7 @@ auto find_executable(const std::string& name) -> std::optional<std::string> {
         const std::string dir(rest.substr(0, colon));
         rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
         const std::string full = (dir.empty() ? "." : dir) + "/" + name;
-        if (::access(full.c_str(), X_OK) == 0) {
+        if (executable_file(full)) {
             return full;
         }
     }
@@ -281,41 +292,37 @@ struct options {
     bool quiet = false;
 };
 
+// The value quoted as keyplace-cli quotes it: escaped control bytes, cut after 64 bytes.
 auto bad(const std::string& opt, std::string_view v, const std::string& why) -> failure {
-    const std::string shown = v.size() > 40 ? std::string(v.substr(0, 40)) + "..." : std::string(v);
-    return failure("--" + opt + " '" + shown + "': " + why, 2);
+    return failure("--" + opt + " " + keyplace_cli::quote(v) + ": " + why, 2);
 }
 
 auto parse_u64(const std::string& opt, std::string_view v, std::uint64_t lo, std::uint64_t hi) -> std::uint64_t {
-    std::uint64_t x = 0;
-    const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (r.ec != std::errc{} || r.ptr != v.data() + v.size() || x < lo || x > hi) {
+    const auto x = keyplace_cli::parse_unsigned<std::uint64_t>(v);
+    if (!x || *x < lo || *x > hi) {
         throw bad(opt, v, "expected a whole number in " + std::to_string(lo) + ".." + std::to_string(hi));
     }
-    return x;
+    return *x;
 }
 
 auto parse_double(const std::string& opt, std::string_view v, double lo, double hi) -> double {
-    const std::string s(v);
-    char* end = nullptr;
-    errno = 0;
-    const double x = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !(x >= lo && x <= hi)) {
+    const auto x = keyplace_cli::parse_decimal(v);
+    if (!x || !(*x >= lo && *x <= hi)) {
         throw bad(opt, v, "expected a number in " + std::to_string(lo).substr(0, 4) + ".." +
                               std::to_string(hi).substr(0, 4));
     }
-    return x;
+    return *x;
 }
 
 auto split(std::string_view v) -> std::vector<std::string_view> {
-    std::vector<std::string_view> out;
-    while (true) {
-        const auto c = v.find(',');
-        out.push_back(v.substr(0, c));
-        if (c == std::string_view::npos) {
-            return out;
-        }
-        v = v.substr(c + 1);
+    return keyplace_cli::split(v, ',');
+}
+
+// A list's values, each once: a repeat is refused naming the item as given.
+template <class T>
+void check_distinct(const std::string& opt, const std::vector<std::string_view>& items, const std::vector<T>& values) {
+    if (const auto i = keyplace_cli::first_repeat(std::span<const T>(values))) {
+        throw bad(opt, items[*i], "listed twice");
     }
 }
 
@@ -335,6 +342,7 @@ auto parse_names(const std::string& opt, std::string_view v, const std::vector<s
         }
         out.emplace_back(n);
     }
+    check_distinct(opt, split(v), out);
     return out;
 }
 
@@ -377,6 +385,7 @@ auto option_table() -> const std::vector<option_spec>& {
              for (const auto a : split(v)) {
                  o.alphas.push_back(a == "uniform" ? 0.0 : parse_double("alphas", a, 0.1, 3.0));
              }
+             check_distinct("alphas", split(v), o.alphas);
          }},
         {"seeds", "LIST", "key salts, whole numbers (default 1)",
          [](options& o, std::string_view v) {
@@ -384,6 +393,7 @@ auto option_table() -> const std::vector<option_spec>& {
              for (const auto s : split(v)) {
                  o.seeds.push_back(parse_u64("seeds", s, 0, UINT32_MAX));
              }
+             check_distinct("seeds", split(v), o.seeds);
          }},
         {"keys", "N", "key universe, 100..10000000 (default 50000)",
          [](options& o, std::string_view v) { o.keys = parse_u64("keys", v, 100, 10000000); }},
@@ -420,7 +430,15 @@ auto option_table() -> const std::vector<option_spec>& {
         {"no-barrier", nullptr, "with --clients: publish each completing epoch without waiting for the clients' reports",
          [](options& o, std::string_view) { o.no_barrier = true; }},
         {"memcached", "PATH", "the memcached binary (default: memcached on PATH)",
-         [](options& o, std::string_view v) { o.memcached = std::string(v); }},
+         [](options& o, std::string_view v) {
+             o.memcached = std::string(v);
+             // Refused here, not after five attempts to start it; a path that does not exist is a
+             // missing memcached (status 77, below).
+             if (v.empty() || (v.find('/') != std::string_view::npos && ::access(o.memcached.c_str(), F_OK) == 0 &&
+                               !executable_file(o.memcached))) {
+                 throw bad("memcached", v, "not an executable regular file");
+             }
+         }},
         {"json", "FILE", "also write every figure as JSON to FILE ('-': stdout instead of the table)",
          [](options& o, std::string_view v) { o.json = std::string(v); }},
         {"svg", "FILE", "write the hit-rate timeline (first alpha, seed and rule) to FILE",
@@ -444,6 +462,7 @@ auto usage() -> std::string {
 
 auto parse(int argc, char** argv) -> std::optional<options> {
     options o;
+    std::vector<const option_spec*> given;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -454,9 +473,12 @@ auto parse(int argc, char** argv) -> std::optional<options> {
             return a.size() > 2 && a.substr(0, 2) == "--" && a.substr(2) == s.name;
         });
         if (it == t.end()) {
-            const std::string shown = a.size() > 40 ? std::string(a.substr(0, 40)) + "..." : std::string(a);
-            throw failure("unknown option '" + shown + "' (--help lists them)", 2);
+            throw failure("unknown option " + keyplace_cli::quote(a) + " (--help lists them)", 2);
         }
+        if (std::find(given.begin(), given.end(), &*it) != given.end()) {
+            throw failure(std::string("option --") + it->name + " given twice", 2);
+        }
+        given.push_back(&*it);
         if (it->value != nullptr && i + 1 >= argc) {
             throw failure(std::string("--") + it->name + " needs a value (" + it->value + ")", 2);
         }
@@ -1990,6 +2012,9 @@ void cleanup() noexcept {
 
 // The options that only make sense together, checked before any server starts.
 void check_combinations(const options& o) {
+    if (!o.json.empty() && o.json == o.svg) {
+        throw failure("--json and --svg name the same file " + keyplace_cli::quote(o.json), 2);
+    }
     const std::string n = std::to_string(o.clients);
     if (o.clients == 1) {
         if (!o.etcd.empty() || o.late_ms_given || o.no_barrier) {
@@ -2012,16 +2037,36 @@ void check_combinations(const options& o) {
     }
 }
 
+// An output FILE is opened for writing before any server starts, so that a path that cannot be
+// written fails in a second, not after the run; it is not truncated, and removed again if this
+// made it (the run writes it at the end).
+void check_output_file(const std::string& opt, const std::string& path) {
+    if (path.empty() || path == "-") {
+        return;
+    }
+    const bool existed = ::access(path.c_str(), F_OK) == 0;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        throw bad(opt, path, std::string("cannot write: ") + std::strerror(errno));
+    }
+    ::close(fd);
+    if (!existed) {
+        ::unlink(path.c_str());
+    }
+}
+
 auto run(const options& o) -> int {
     if (o.cascade) {
         write_file("-", cascade_report());
         return 0;
     }
     check_combinations(o);
+    check_output_file("json", o.json);
+    check_output_file("svg", o.svg);
     const auto binary = find_executable(o.memcached);
     if (!binary) {
-        std::fprintf(stderr, "keyplace-fleet: memcached not found ('%s' is not an executable on PATH); install "
-                             "memcached or pass --memcached PATH\n", o.memcached.c_str());
+        std::fprintf(stderr, "keyplace-fleet: memcached not found (%s is not an executable on PATH); install "
+                             "memcached or pass --memcached PATH\n", keyplace_cli::quote(o.memcached).c_str());
         return status_skipped;
     }
 #ifdef KEYPLACE_FLEET_ETCD
@@ -2094,6 +2139,15 @@ auto run(const options& o) -> int {
 }  // namespace
 
 auto main(int argc, char** argv) -> int {
+    // Before any server's socket can take descriptor 1: every run writes stdout (the report, the
+    // JSON with --json -, --cascade, --help), so a closed stdout is refused before it starts.
+    const auto fds = keyplace_cli::hold_standard_descriptors();
+    if (!fds.held || fds.closed[1]) {
+        std::fprintf(stderr, "keyplace-fleet: %s\n",
+                     fds.held ? "cannot write the output: stdout is closed"
+                              : "cannot open /dev/null to hold a closed standard descriptor");
+        return 1;
+    }
     struct sigaction sa{};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);

@@ -195,6 +195,17 @@ grep -qx "1 of 2 clients on the current epoch 3" "$work/split.out" || fail "spli
 [[ $(<"$work/split.err") == "keyplace-cli: clients 'x1' and 'x2' report epoch 3 with different fingerprints ($fw, $f1)" ]] ||
     fail "split status message: $(<"$work/split.err")"
 
+# A closed stdout: descriptor 1 is held from the start, so the watcher's connection cannot take it
+# and swallow the adopted epoch; the first line is a failed write, status 1. A cluster of its
+# own, so that its report counts in no status above.
+"$cli" snapshot create --strategy ring --nodes a,b --cluster "$cluster-closed" >"$work/closed.json"
+"$cli" etcd publish --endpoints "$endpoint" --cluster "$cluster-closed" "$work/closed.json" >/dev/null
+rc=0
+timeout 60 "$cli" etcd watch --endpoints "$endpoint" --cluster "$cluster-closed" --count 1 >&- 2>"$work/closed.err" ||
+    rc=$?
+[[ $rc -eq 1 && $(<"$work/closed.err") == "keyplace-cli: cannot write the output" ]] ||
+    fail "etcd watch with stdout closed: status $rc, stderr '$(<"$work/closed.err")'"
+
 # Usage: --endpoints is required; a bare "etcd" names its subcommands.
 rc=0
 "$cli" etcd current --cluster "$cluster" 2>"$work/usage.err" || rc=$?
