@@ -24,7 +24,8 @@ healthy() {
 }
 
 # shellcheck source=pidfile.sh
-. "$(dirname "$0")/pidfile.sh"
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+. "$here/pidfile.sh"
 do_stop() {
   stop_pidfile "$dir/pid"
 }
