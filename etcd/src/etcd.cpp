@@ -25,9 +25,9 @@ using nlohmann::json;
 // Transport and protocol errors: errc::unavailable, with a message that starts with "etcd".
 constexpr errc transport = errc::unavailable;
 
-// Cut at 300 bytes (an answer may be a proxy's whole HTML page), newlines replaced: one line.
+// Cut at 600 bytes (an answer may be a proxy's whole HTML page), newlines replaced: one line.
 auto fail_transport(std::string message) -> error_info {
-    constexpr std::size_t most = 300;
+    constexpr std::size_t most = 600;
     if (message.size() > most) {
         message = message.substr(0, most) + "... (" + std::to_string(message.size()) + " bytes)";
     }
@@ -140,6 +140,7 @@ auto parse_kv(const json& j) -> key_value {
     kv.create_revision = as_int64(j, "create_revision");
     kv.mod_revision = as_int64(j, "mod_revision");
     kv.lease = as_int64(j, "lease");
+    kv.version = as_int64(j, "version");
     return kv;
 }
 
@@ -215,15 +216,137 @@ auto clients_prefix(std::string_view cluster) -> std::string {
 
 // ---- client ----------------------------------------------------------------------------------
 
+auto parse_endpoints(std::string_view list, error_info& err) -> std::vector<std::string> {
+    err.clear();
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = list.find(',', start);
+        const std::string_view item = list.substr(start, comma == std::string_view::npos ? comma : comma - start);
+        const bool url = (item.starts_with("http://") && item.size() > 7) ||
+                         (item.starts_with("https://") && item.size() > 8);
+        if (!url) {
+            err = detail::fail(errc::invalid_argument, "endpoint " + detail::quote(item) + " of " + detail::quote(list) +
+                                                           " is not an http:// or https:// URL");
+            return {};
+        }
+        out.emplace_back(item);
+        if (comma == std::string_view::npos) {
+            return out;
+        }
+        start = comma + 1;
+    }
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// What one attempt on one endpoint came to.
+enum class verdict : std::uint8_t {
+    answered,    // a JSON object without an error
+    next,        // unreachable, or unavailable there (no leader, leader changed): the next endpoint
+    next_once,   // unusable there (TLS verification, a certificate file): the next, but no second round
+    token,       // etcd refused the auth token (invalid, expired, issued before an auth change)
+    refused,     // an answer every endpoint would give (permission denied, a bad request)
+};
+
+// A curl failure that waiting will not cure.
+auto lasting(CURLcode rc) -> bool {
+    switch (rc) {
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CRL_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_URL_MALFORMAT: return true;
+        default: return false;
+    }
+}
+
+// gRPC's status code of an error answer: {"code":N} (unary) or {"error":{"grpc_code":N}} (stream).
+auto grpc_code(const json& j) -> std::int64_t {
+    if (!j.is_object()) {
+        return 0;
+    }
+    const auto e = j.find("error");
+    if (e != j.end() && e->is_object()) {
+        return as_int64(*e, "grpc_code");
+    }
+    return as_int64(j, "code");
+}
+
+constexpr std::int64_t grpc_unavailable = 14;
+constexpr std::int64_t grpc_unauthenticated = 16;
+
+// etcd's answers to a token it no longer accepts (the client authenticates again).
+auto token_refused(std::string_view text) -> bool {
+    return text.find("invalid auth token") != std::string_view::npos ||
+           text.find("revision of auth store is old") != std::string_view::npos;
+}
+
+auto classify(long status, std::int64_t code, std::string_view text) -> verdict {
+    if (status == 401 || code == grpc_unauthenticated || token_refused(text)) {
+        return verdict::token;
+    }
+    if (status >= 500 || code == grpc_unavailable) {
+        return verdict::next;
+    }
+    return verdict::refused;
+}
+
+// The message of a refused request, with what the user can do about it.
+auto explain(std::string message, const credentials& auth) -> std::string {
+    if (message.find("user name is empty") != std::string::npos && auth.user.empty()) {
+        return message + " (etcd requires authentication: give a user and password)";
+    }
+    if (message.find("permission denied") != std::string::npos && !auth.user.empty()) {
+        return message + " (user " + detail::quote(auth.user) + ")";
+    }
+    return message;
+}
+
+// without_cert: TLS without a client certificate, which a member with --client-cert-auth refuses
+// after the handshake (the failure then reads as a send or receive error).
+auto curl_failure(const std::string& url, CURLcode rc, const char* detail_text, bool without_cert) -> std::string {
+    std::string m = "etcd " + url + ": " + curl_easy_strerror(rc);
+    if (detail_text != nullptr && detail_text[0] != '\0') {
+        m += std::string(": ") + detail_text;
+    }
+    const bool refused = rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR;
+    if (without_cert && refused && url.starts_with("https://")) {
+        m += " (no client certificate was given: a member that requires one refuses the connection)";
+    }
+    return m;
+}
+
+}  // namespace
+
 struct client::impl {
     client_options options;
+    std::vector<std::string> endpoints;  // never empty, without a trailing '/'
+    std::size_t current = 0;             // where the next request goes first
+    std::string token;                   // etcd's auth token, once authenticated
+    std::string setup_error;             // options that cannot work: every call fails with it
     CURL* curl = nullptr;
 
     explicit impl(client_options o) : options(std::move(o)) {
         global_init();
         curl = curl_easy_init();
-        while (!options.endpoint.empty() && options.endpoint.back() == '/') {
-            options.endpoint.pop_back();
+        endpoints = options.endpoints.empty() ? std::vector<std::string>{options.endpoint} : options.endpoints;
+        for (auto& e : endpoints) {
+            while (!e.empty() && e.back() == '/') {
+                e.pop_back();
+            }
+        }
+        const auto& tls = options.tls;
+        if (tls.cert_file.empty() != tls.key_file.empty()) {
+            setup_error = "etcd: a client certificate needs both a certificate and a key file (certificate " +
+                          detail::quote(tls.cert_file) + ", key " + detail::quote(tls.key_file) + ")";
+        } else if (options.auth.user.empty() && !options.auth.password.empty()) {
+            setup_error = "etcd: a password is given without a user";
         }
     }
     ~impl() {
@@ -234,50 +357,159 @@ struct client::impl {
     impl(const impl&) = delete;
     auto operator=(const impl&) -> impl& = delete;
 
-    // POSTs body to path; the parsed answer of a 200, else nullopt with err set.
+    // What every request carries: the URL, the body, the headers, TLS. headers must outlive it.
+    void prepare(CURL* h, const std::string& url, const std::string& payload, slist_guard& headers,
+                 bool with_token) const {
+        headers.list = curl_slist_append(headers.list, "Content-Type: application/json");
+        headers.list = curl_slist_append(headers.list, "Expect:");  // no 100-continue round trip
+        if (with_token && !token.empty()) {
+            headers.list = curl_slist_append(headers.list, ("Authorization: " + token).c_str());
+        }
+        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.c_str());
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
+        if (!options.tls.ca_file.empty()) {
+            curl_easy_setopt(h, CURLOPT_CAINFO, options.tls.ca_file.c_str());
+        }
+        if (!options.tls.cert_file.empty()) {
+            curl_easy_setopt(h, CURLOPT_SSLCERT, options.tls.cert_file.c_str());
+            curl_easy_setopt(h, CURLOPT_SSLKEY, options.tls.key_file.c_str());
+        }
+    }
+
+    struct attempt_result {
+        verdict what = verdict::refused;
+        std::optional<json> answer;
+        std::string message;
+    };
+
+    auto attempt(const std::string& endpoint, const char* path, const std::string& payload, bool with_token,
+                 std::chrono::milliseconds left) -> attempt_result {
+        const std::string url = endpoint + path;
+        std::string answer;
+        slist_guard headers;
+        char curl_detail[CURL_ERROR_SIZE] = {};
+        curl_easy_reset(curl);
+        prepare(curl, url, payload, headers, with_token);
+        curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_detail);
+        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_to_string);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+        const CURLcode rc = curl_easy_perform(curl);
+        curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+        if (rc != CURLE_OK) {
+            return {lasting(rc) ? verdict::next_once : verdict::next, std::nullopt,
+                    curl_failure(url, rc, curl_detail, options.tls.cert_file.empty())};
+        }
+        long status = 0;
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+        json j = json::parse(answer, nullptr, false);
+        const bool object = !j.is_discarded() && j.is_object();
+        if (status == 200 && object && !j.contains("error")) {
+            return {verdict::answered, std::move(j), {}};
+        }
+        if (status == 200 && !object) {
+            return {verdict::refused, std::nullopt,
+                    "etcd " + url + ": the answer is not a JSON object: " + answer.substr(0, 200)};
+        }
+        const std::string text = object ? error_text(j) : answer.substr(0, 300);
+        return {classify(status, object ? grpc_code(j) : 0, text), std::nullopt,
+                "etcd " + url + ": " + (status != 200 ? "HTTP " + std::to_string(status) + ": " : "") + text};
+    }
+
+    // Sends payload to path, from the current endpoint on, moving to the next while they are
+    // unreachable or unavailable, in rounds until the deadline. how: what the last attempt came to.
+    auto exchange(const char* path, const std::string& payload, bool with_token, clock::time_point deadline,
+                  error_info& err, verdict& how) -> std::optional<json> {
+        constexpr auto pause = std::chrono::milliseconds(50);  // between rounds: an election takes longer
+        std::string last;
+        std::size_t in_round = 0;
+        bool again = false;  // whether a failure of this round may pass
+        for (;;) {
+            const auto left = std::max(std::chrono::milliseconds(1),
+                                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()));
+            auto r = attempt(endpoints[current], path, payload, with_token, left);
+            how = r.what;
+            switch (r.what) {
+                case verdict::answered: return std::move(r.answer);
+                case verdict::token:
+                case verdict::refused: err = fail_transport(explain(std::move(r.message), options.auth)); return std::nullopt;
+                case verdict::next: again = true; break;
+                case verdict::next_once: break;
+            }
+            last = std::move(r.message);
+            current = (current + 1) % endpoints.size();
+            if (++in_round == endpoints.size()) {
+                if (!again || clock::now() + pause >= deadline) {
+                    break;
+                }
+                in_round = 0;
+                again = false;
+                std::this_thread::sleep_for(pause);
+            } else if (clock::now() >= deadline) {
+                break;
+            }
+        }
+        if (endpoints.size() > 1) {
+            last += " (no endpoint of " + std::to_string(endpoints.size()) + " answered; this was the last)";
+        }
+        err = fail_transport(std::move(last));
+        return std::nullopt;
+    }
+
+    // Gets a token when there are credentials and none is held; false with err set on failure.
+    auto authenticate(clock::time_point deadline, error_info& err) -> bool {
+        if (options.auth.user.empty() || !token.empty()) {
+            return true;
+        }
+        verdict how = verdict::refused;
+        const auto j = exchange("/v3/auth/authenticate",
+                                json{{"name", options.auth.user}, {"password", options.auth.password}}.dump(), false,
+                                deadline, err, how);
+        if (!j) {
+            if (how == verdict::refused || how == verdict::token) {  // etcd answered: it said no
+                err = fail_transport("etcd: authentication of user " + detail::quote(options.auth.user) +
+                                     " failed: " + err.message());
+            }
+            return false;
+        }
+        const auto t = j->find("token");
+        if (t == j->end() || !t->is_string() || t->get_ref<const std::string&>().empty()) {
+            err = fail_transport("etcd: authentication of user " + detail::quote(options.auth.user) +
+                                 " answered without a token: " + j->dump().substr(0, 200));
+            return false;
+        }
+        token = t->get<std::string>();
+        return true;
+    }
+
+    // POSTs body to path (failover, authentication); the parsed answer, else nullopt with err set.
     auto post(const char* path, const json& body, error_info& err) -> std::optional<json> {
         err.clear();
         if (curl == nullptr) {
             err = fail_transport("etcd: curl_easy_init failed");
             return std::nullopt;
         }
-        const std::string url = options.endpoint + path;
+        if (!setup_error.empty()) {
+            err = fail_transport(setup_error);
+            return std::nullopt;
+        }
+        const auto deadline = clock::now() + options.timeout;
         const std::string payload = body.dump();
-        std::string answer;
-        slist_guard headers;
-        headers.list = curl_slist_append(nullptr, "Content-Type: application/json");
-        curl_easy_reset(curl);
-        curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload.c_str());
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
-        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
-        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_to_string);
-        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
-        const CURLcode rc = curl_easy_perform(curl);
-        if (rc != CURLE_OK) {
-            err = fail_transport("etcd " + url + ": " + curl_easy_strerror(rc));
-            return std::nullopt;
+        for (bool retried = false;; retried = true) {
+            if (!authenticate(deadline, err)) {
+                return std::nullopt;
+            }
+            verdict how = verdict::refused;
+            auto j = exchange(path, payload, true, deadline, err, how);
+            if (j || how != verdict::token || retried || options.auth.user.empty()) {
+                return j;
+            }
+            token.clear();  // expired or revoked: once more with a new one
         }
-        long status = 0;
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-        json j = json::parse(answer, nullptr, false);
-        if (status != 200) {
-            err = fail_transport("etcd " + url + ": HTTP " + std::to_string(status) + ": " +
-                                 (j.is_discarded() ? answer : error_text(j)));
-            return std::nullopt;
-        }
-        if (j.is_discarded() || !j.is_object()) {
-            err = fail_transport("etcd " + url + ": the answer is not a JSON object: " + answer.substr(0, 200));
-            return std::nullopt;
-        }
-        if (j.contains("error")) {
-            err = fail_transport("etcd " + url + ": " + error_text(j));
-            return std::nullopt;
-        }
-        return j;
     }
 };
 
@@ -298,7 +530,7 @@ client::~client() = default;
 client::client(client&&) noexcept = default;
 auto client::operator=(client&&) noexcept -> client& = default;
 
-auto client::endpoint() const -> const std::string& { return impl_->options.endpoint; }
+auto client::endpoint() const -> const std::string& { return impl_->endpoints[impl_->current]; }
 
 auto client::get(std::string_view key, error_info& err, std::int64_t* revision) -> std::optional<key_value> {
     return guarded(err, [&]() -> std::optional<key_value> {
@@ -409,7 +641,9 @@ struct watch_state {
     bool callback_stopped = false;
     bool compacted = false;
     std::string failure;  // set: the stream reported an error or a cancel
+    std::int64_t failure_code = 0;  // gRPC's code of a stream error
     std::int64_t compact_revision = 0;
+    std::int64_t delivered = 0;  // every event up to this revision was handed over (the resume point)
 };
 
 // One line of the stream: true to keep reading.
@@ -421,6 +655,7 @@ auto watch_line(watch_state& st, std::string_view line) -> bool {
     }
     if (j.contains("error")) {
         st.failure = "etcd watch: " + error_text(j);
+        st.failure_code = grpc_code(j);
         return false;
     }
     const auto r = j.find("result");
@@ -428,7 +663,7 @@ auto watch_line(watch_state& st, std::string_view line) -> bool {
         return true;
     }
     const json& result = *r;
-    if (as_bool(result, "created")) {
+    if (as_bool(result, "created") && !as_bool(result, "canceled")) {
         st.created = true;
     }
     if (as_bool(result, "canceled")) {
@@ -443,6 +678,14 @@ auto watch_line(watch_state& st, std::string_view line) -> bool {
         return false;
     }
     const auto events = result.find("events");
+    const bool progress = !as_bool(result, "created") && !as_bool(result, "canceled") &&
+                          (events == result.end() || !events->is_array() || events->empty());
+    if (progress) {  // a progress notification: every event up to its header's revision was sent
+        const auto h = result.find("header");
+        if (h != result.end() && h->is_object()) {
+            st.delivered = std::max(st.delivered, as_int64(*h, "revision"));
+        }
+    }
     if (events != result.end() && events->is_array()) {
         for (const auto& e : *events) {
             watch_event ev;
@@ -456,6 +699,7 @@ auto watch_line(watch_state& st, std::string_view line) -> bool {
                 st.callback_stopped = true;
                 return false;
             }
+            st.delivered = std::max(st.delivered, ev.kv.mod_revision);
             if (st.stop->load(std::memory_order_relaxed)) {
                 return false;
             }
@@ -509,94 +753,149 @@ auto client::watch(std::string_view key, std::int64_t start_revision,
                    const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
                    error_info& err) -> watch_end {
     err.clear();
+    // How one stream ended: broken (unreachable, cut, unavailable: the next endpoint), token (etcd
+    // refused the token: authenticate again), failed (a refusal any endpoint would repeat).
+    enum class stream_end : std::uint8_t { stopped, compacted, broken, token, failed };
     try {
-        const std::string url = impl_->options.endpoint + "/v3/watch";
-        json create = {{"key", b64_encode(key)}, {"progress_notify", true}};
-        if (start_revision > 0) {
-            create["start_revision"] = std::to_string(start_revision);
-        }
-        const std::string payload = json{{"create_request", create}}.dump();
-        watch_state st;
-        st.on_event = &on_event;
-        st.stop = &stop;
-
-        CURL* h = curl_easy_init();
-        CURLM* m = curl_multi_init();
-        if (h == nullptr || m == nullptr) {
-            if (h != nullptr) curl_easy_cleanup(h);
-            if (m != nullptr) curl_multi_cleanup(m);
-            err = fail_transport("etcd watch: curl init failed");
+        impl& im = *impl_;
+        if (!im.setup_error.empty()) {
+            err = fail_transport(im.setup_error);
             return watch_end::failed;
         }
-        slist_guard headers;
-        headers.list = curl_slist_append(nullptr, "Content-Type: application/json");
-        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.c_str());
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(impl_->options.timeout.count()));
-        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-        curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 5L);
-        curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &watch_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
-        curl_multi_add_handle(m, h);
+        // One stream on the current endpoint, from `from`; st records how far it got.
+        const auto run_stream = [&](std::int64_t from, watch_state& st) -> stream_end {
+            const std::string url = im.endpoints[im.current] + "/v3/watch";
+            json create = {{"key", b64_encode(key)}, {"progress_notify", true}};
+            if (from > 0) {
+                create["start_revision"] = std::to_string(from);
+            }
+            const std::string payload = json{{"create_request", create}}.dump();
+            CURL* h = curl_easy_init();
+            CURLM* m = curl_multi_init();
+            if (h == nullptr || m == nullptr) {
+                if (h != nullptr) curl_easy_cleanup(h);
+                if (m != nullptr) curl_multi_cleanup(m);
+                err = fail_transport("etcd watch: curl init failed");
+                return stream_end::failed;
+            }
+            slist_guard headers;
+            char curl_detail[CURL_ERROR_SIZE] = {};
+            im.prepare(h, url, payload, headers, true);
+            curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_detail);
+            curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(im.options.timeout.count()));
+            curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+            curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 5L);
+            curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
+            curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &watch_write);
+            curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+            curl_multi_add_handle(m, h);
 
-        CURLcode result = CURLE_OK;
-        bool done = false;
-        bool stopped = false;
-        while (!done) {
-            if (stop.load(std::memory_order_relaxed)) {
-                stopped = true;
-                break;
-            }
-            int running = 0;
-            const CURLMcode mc = curl_multi_perform(m, &running);
-            if (mc != CURLM_OK) {
-                err = fail_transport(std::string("etcd watch: ") + curl_multi_strerror(mc));
-                break;
-            }
-            int queued = 0;
-            while (CURLMsg* msg = curl_multi_info_read(m, &queued)) {
-                if (msg->msg == CURLMSG_DONE) {
-                    result = msg->data.result;
-                    done = true;
+            CURLcode result = CURLE_OK;
+            bool done = false;
+            bool stopped = false;
+            bool multi_failed = false;
+            while (!done) {
+                if (stop.load(std::memory_order_relaxed)) {
+                    stopped = true;
+                    break;
                 }
+                int running = 0;
+                const CURLMcode mc = curl_multi_perform(m, &running);
+                if (mc != CURLM_OK) {
+                    err = fail_transport(std::string("etcd watch: ") + curl_multi_strerror(mc));
+                    multi_failed = true;
+                    break;
+                }
+                int queued = 0;
+                while (CURLMsg* msg = curl_multi_info_read(m, &queued)) {
+                    if (msg->msg == CURLMSG_DONE) {
+                        result = msg->data.result;
+                        done = true;
+                    }
+                }
+                if (done || st.callback_stopped || st.compacted || !st.failure.empty()) {
+                    break;
+                }
+                curl_multi_poll(m, nullptr, 0, 50, nullptr);  // stop is noticed within ~50 ms
             }
-            if (done || st.callback_stopped || st.compacted || !st.failure.empty()) {
-                break;
-            }
-            curl_multi_poll(m, nullptr, 0, 50, nullptr);  // stop is noticed within ~50 ms
-        }
-        long status = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        curl_multi_remove_handle(m, h);
-        curl_easy_cleanup(h);
-        curl_multi_cleanup(m);
+            long status = 0;
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+            curl_multi_remove_handle(m, h);
+            curl_easy_cleanup(h);
+            curl_multi_cleanup(m);
 
-        if (stopped || st.callback_stopped || (stop.load() && st.failure.empty() && !st.compacted)) {
-            return watch_end::stopped;
+            if (stopped || st.callback_stopped || (stop.load() && st.failure.empty() && !st.compacted)) {
+                return stream_end::stopped;
+            }
+            if (st.compacted) {
+                err = detail::fail(transport, "etcd watch of '" + std::string(key) + "' from revision " +
+                                                  std::to_string(from) + ": compacted up to revision " +
+                                                  std::to_string(st.compact_revision));
+                return stream_end::compacted;
+            }
+            if (multi_failed) {
+                return stream_end::failed;
+            }
+            if (!st.failure.empty()) {
+                // st.failure starts "etcd watch: "; name the endpoint after "etcd watch".
+                err = fail_transport(explain("etcd watch " + url + st.failure.substr(10), im.options.auth));
+                const auto v = classify(status, st.failure_code, st.failure);
+                return v == verdict::token ? stream_end::token
+                       : v == verdict::next ? stream_end::broken
+                                            : stream_end::failed;
+            }
+            if (status != 0 && status != 200) {
+                err = fail_transport("etcd watch " + url + ": HTTP " + std::to_string(status) + ": " + st.buffer);
+                const auto v = classify(status, 0, st.buffer);
+                return v == verdict::token ? stream_end::token
+                       : v == verdict::refused ? stream_end::failed
+                                               : stream_end::broken;
+            }
+            if (result != CURLE_OK) {
+                const bool without_cert = im.options.tls.cert_file.empty();
+                err = fail_transport("etcd watch " + curl_failure(url, result, curl_detail, without_cert).substr(5));
+            } else {
+                err = fail_transport("etcd watch " + url + ": the stream ended");
+            }
+            return stream_end::broken;
+        };
+
+        std::int64_t from = start_revision;
+        std::size_t failed_in_row = 0;  // endpoints that failed one after the other
+        bool fresh_token = false;       // authenticated again for this stream already
+        for (;;) {
+            if (!im.authenticate(clock::now() + im.options.timeout, err)) {
+                return watch_end::failed;
+            }
+            watch_state st;
+            st.on_event = &on_event;
+            st.stop = &stop;
+            const stream_end end = run_stream(from, st);
+            if (st.delivered > 0 && st.delivered >= from) {
+                from = st.delivered + 1;  // resume after what was handed over: nothing lost or repeated
+            }
+            switch (end) {
+                case stream_end::stopped: err.clear(); return watch_end::stopped;
+                case stream_end::compacted: return watch_end::compacted;
+                case stream_end::failed: return watch_end::failed;
+                case stream_end::token:
+                    if (fresh_token && !st.created) {
+                        return watch_end::failed;
+                    }
+                    fresh_token = true;
+                    im.token.clear();
+                    continue;
+                case stream_end::broken: break;
+            }
+            if (st.created) {
+                failed_in_row = 0;  // this endpoint served the watch for a while
+                fresh_token = false;
+            }
+            im.current = (im.current + 1) % im.endpoints.size();
+            if (++failed_in_row >= im.endpoints.size()) {
+                return watch_end::failed;
+            }
         }
-        if (st.compacted) {
-            err = detail::fail(transport, "etcd watch of '" + std::string(key) + "' from revision " +
-                                              std::to_string(start_revision) + ": compacted up to revision " +
-                                              std::to_string(st.compact_revision));
-            return watch_end::compacted;
-        }
-        if (err) {
-            return watch_end::failed;
-        }
-        if (!st.failure.empty()) {
-            err = fail_transport(st.failure);
-        } else if (status != 0 && status != 200) {
-            err = fail_transport("etcd watch " + url + ": HTTP " + std::to_string(status) + ": " + st.buffer);
-        } else if (result != CURLE_OK) {
-            err = fail_transport("etcd watch " + url + ": " + curl_easy_strerror(result));
-        } else {
-            err = fail_transport("etcd watch " + url + ": the stream ended");
-        }
-        return watch_end::failed;
     } catch (const std::exception& e) {
         err = fail_transport(std::string("etcd watch: ") + e.what());
     } catch (...) {

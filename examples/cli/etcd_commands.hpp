@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <ostream>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -37,7 +38,8 @@ namespace keyplace_cli {
 inline constexpr int exit_disagreement = 3;
 
 inline constexpr plain_option endpoints_option{
-    {"endpoints", "URL", "etcd's client URL, e.g. http://127.0.0.1:2379 (one: the gateway of one member)", true}};
+    {"endpoints", "URL,...",
+     "etcd's client URLs, e.g. https://10.0.0.1:2379,https://10.0.0.2:2379 (tried in turn: failover)", true}};
 inline constexpr plain_option etcd_cluster_option{{"cluster", "NAME", "the cluster, /keyplace/NAME/ in etcd", true}};
 inline constexpr plain_option client_id_option{
     {"client-id", "ID", "this watcher's id under clients/ (default keyplace-cli-HOST-PID)"}};
@@ -45,23 +47,88 @@ inline constexpr number_option<std::uint64_t> watch_count_option{
     {"count", "N", "stop after N adopted snapshots (default: run until SIGINT or SIGTERM)"}, std::nullopt, 1};
 inline constexpr number_option<std::uint32_t> lease_ttl_option{
     {"lease-ttl", "SECONDS", "the report's lease: it disappears this long after the watcher dies"}, 10, 1, 3600};
+inline constexpr plain_option cacert_option{
+    {"cacert", "FILE", "verify etcd's certificate with this CA bundle (PEM; default: the system's CAs)"}};
+inline constexpr plain_option cert_option{{"cert", "FILE", "this client's TLS certificate (PEM; needs --key)"}};
+inline constexpr plain_option key_option{{"key", "FILE", "the private key of --cert (PEM)"}};
+inline constexpr plain_option user_option{
+    {"user", "NAME[:PASSWORD]",
+     "etcd authentication; without :PASSWORD, the password is --password-file's or $KEYPLACE_ETCD_PASSWORD"}};
+inline constexpr plain_option password_file_option{
+    {"password-file", "FILE", "--user's password: the file's first line"}};
+/// Where --user NAME finds its password when the option does not carry it.
+inline constexpr const char* password_variable = "KEYPLACE_ETCD_PASSWORD";
 
-/// The one endpoint of --endpoints.
-inline auto etcd_endpoint(const parsed_args& a) -> std::string {
-    const auto v = a.value(endpoints_option.spec);
-    if (v.empty() || v.find(',') != std::string::npos) {
-        usage_error("--endpoints " + quote(v) + " is not one URL (keyplace::etcd talks to one gateway)");
+/// The endpoints of --endpoints (one URL or several, comma-separated).
+inline auto etcd_endpoints(const parsed_args& a) -> std::vector<std::string> {
+    keyplace::error_info err;
+    auto list = keyplace::etcd::parse_endpoints(a.value(endpoints_option.spec), err);
+    if (err) {
+        usage_error("--endpoints: " + err.message());
     }
-    return v;
+    return list;
+}
+
+/// --user's name and password: NAME:PASSWORD, or NAME with --password-file or the variable.
+inline auto etcd_credentials(const parsed_args& a) -> keyplace::etcd::credentials {
+    const auto user = a.get(user_option.spec);
+    const auto file = a.get(password_file_option.spec);
+    if (!user) {
+        if (file) {
+            usage_error("--password-file needs --user");
+        }
+        return {};
+    }
+    const auto colon = user->find(':');
+    keyplace::etcd::credentials c{user->substr(0, colon), {}};
+    if (c.user.empty()) {
+        usage_error("--user " + quote(*user) + " has an empty user name");
+    }
+    if (colon != std::string::npos) {
+        if (file) {
+            usage_error("--user " + quote(c.user + ":...") + " carries a password and --password-file gives another");
+        }
+        c.password = user->substr(colon + 1);
+    } else if (file) {
+        const std::string text = read_file(*file, "password file");
+        c.password = text.substr(0, text.find_first_of("\r\n"));
+    } else if (const char* env = std::getenv(password_variable)) {
+        c.password = env;
+    } else {
+        usage_error("--user " + quote(c.user) + " has no password: give --user NAME:PASSWORD, --password-file FILE or " +
+                    password_variable);
+    }
+    return c;
+}
+
+/// How to reach etcd: --endpoints, TLS (--cacert, --cert, --key) and --user.
+inline auto etcd_connection(const parsed_args& a) -> keyplace::etcd::client_options {
+    keyplace::etcd::client_options o;
+    o.endpoints = etcd_endpoints(a);
+    o.endpoint = o.endpoints.front();
+    if (a.has(cert_option.spec) != a.has(key_option.spec)) {
+        usage_error(a.has(cert_option.spec) ? "--cert needs --key" : "--key needs --cert");
+    }
+    // A file that cannot be read fails here, naming it, rather than as a TLS error.
+    for (const auto* option : {&cacert_option, &cert_option, &key_option}) {
+        if (const auto path = a.get(option->spec)) {
+            (void)read_file(*path, "--" + std::string(option->spec.name) + " file", std::size_t{1} << 20U);
+        }
+    }
+    o.tls.ca_file = a.get(cacert_option.spec).value_or("");
+    o.tls.cert_file = a.get(cert_option.spec).value_or("");
+    o.tls.key_file = a.get(key_option.spec).value_or("");
+    o.auth = etcd_credentials(a);
+    return o;
 }
 
 inline auto etcd_client(const parsed_args& a) -> keyplace::etcd::client {
-    return keyplace::etcd::client(keyplace::etcd::client_options{.endpoint = etcd_endpoint(a)});
+    return keyplace::etcd::client(etcd_connection(a));
 }
 
-/// A failure of etcd itself, naming the endpoint.
-[[noreturn]] inline void etcd_error(const std::string& endpoint, const keyplace::error_info& err) {
-    input_error("etcd at " + endpoint + ": " + err.message());
+/// A failure of etcd itself: the library's message names the endpoint.
+[[noreturn]] inline void etcd_error(const keyplace::error_info& err) {
+    input_error(err.message());
 }
 
 /// `current`, or nothing when nothing was published; transport errors fail.
@@ -70,7 +137,7 @@ inline auto current_of(keyplace::etcd::client& c, const std::string& cluster)
     keyplace::error_info err;
     auto cur = keyplace::etcd::read_current(c, cluster, err);
     if (err) {
-        etcd_error(c.endpoint(), err);
+        etcd_error(err);
     }
     return cur;
 }
@@ -112,7 +179,7 @@ inline auto etcd_publish(const parsed_args& a) -> std::string {
         if (err == keyplace::errc::split_brain) {
             input_error("epoch " + std::to_string(s->epoch()) + " not published: " + err.message());
         }
-        etcd_error(c.endpoint(), err);
+        etcd_error(err);
     }
     return "published epoch " + std::to_string(s->epoch()) + " (fingerprint " + s->fingerprint().hex() +
            ") to cluster " + cluster + "\n";
@@ -140,7 +207,7 @@ inline auto etcd_status(const parsed_args& a) -> std::string {
     keyplace::error_info err;
     const auto reports = keyplace::etcd::read_reports(c, cluster, err);
     if (!reports) {
-        etcd_error(c.endpoint(), err);
+        etcd_error(err);
     }
     // Two clients on one epoch with different fingerprints: the fleet does not agree.
     std::map<std::uint64_t, const keyplace::etcd::client_report*> first_of_epoch;
@@ -235,7 +302,7 @@ struct watch_line {
 
 inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& err) -> std::string {
     const auto cluster = a.value(etcd_cluster_option.spec);
-    const auto endpoint = etcd_endpoint(a);
+    auto connection = etcd_connection(a);
     const auto count = watch_count_option.find(a);
     const bool json = a.has(json_flag.spec);
     std::mutex m;
@@ -243,7 +310,7 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
     std::deque<watch_line> lines;
 
     keyplace::etcd::watcher_options o;
-    o.connection.endpoint = endpoint;
+    o.connection = std::move(connection);
     o.cluster = cluster;
     o.client_id = a.get(client_id_option.spec).value_or(default_client_id());
     o.lease_ttl = std::chrono::seconds(lease_ttl_option.get(a));
@@ -307,7 +374,10 @@ struct etcd_publish_command {
         "publishes a snapshot document to etcd: stores it, then moves current to it (compare-and-swap)";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
-    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &file_option}; }
+    static constexpr auto options() {
+        return std::tuple{&endpoints_option, &etcd_cluster_option, &file_option, &cacert_option,
+                          &cert_option,      &key_option,          &user_option, &password_file_option};
+    }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_publish(a); }
 };
 
@@ -315,7 +385,10 @@ struct etcd_current_command {
     static constexpr std::string_view name = "etcd current";
     static constexpr std::string_view help = "the epoch and fingerprint etcd's current names (exit 1 if none)";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
+    static constexpr auto options() {
+        return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag,   &cacert_option,
+                          &cert_option,      &key_option,          &user_option, &password_file_option};
+    }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_current(a); }
 };
 
@@ -325,8 +398,9 @@ struct etcd_watch_command {
         "follows current like a client: one line per adopted epoch, refusals on stderr; until SIGINT/SIGTERM";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr auto options() {
-        return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option,
-                          &watch_count_option, &lease_ttl_option,    &json_flag};
+        return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option, &watch_count_option,
+                          &lease_ttl_option,   &json_flag,           &cacert_option,    &cert_option,
+                          &key_option,         &user_option,         &password_file_option};
     }
     /// Writes as it goes: run() hands it its streams.
     static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string {
@@ -339,7 +413,10 @@ struct etcd_status_command {
     static constexpr std::string_view help =
         "every live client's epoch and fingerprint; exit 3 when two report one epoch with different fingerprints";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() { return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag}; }
+    static constexpr auto options() {
+        return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag,   &cacert_option,
+                          &cert_option,      &key_option,          &user_option, &password_file_option};
+    }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_status(a); }
 };
 

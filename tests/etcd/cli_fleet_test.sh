@@ -15,34 +15,9 @@ fi
 [[ -s "$fixture/endpoint" ]] || { echo "FAIL: no endpoint in $fixture/endpoint (is the etcd fixture up?)"; exit 1; }
 endpoint=$(<"$fixture/endpoint")
 cluster="cli-fleet-$$-$RANDOM"  # the fixture's etcd is shared: keys of our own
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill -KILL "$pid" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in "$work"/*.out "$work"/*.err; do
-        [[ -e "$f" ]] && { echo "--- $f" >&2; cat "$f" >&2; }
-    done
-    exit 1
-}
+# shellcheck source=cli_test_lib.sh
+source "$(dirname "$0")/cli_test_lib.sh"
 etcd_cli() { "$cli" etcd "$1" --endpoints "$endpoint" --cluster "$cluster" "${@:2}"; }
-# until DEADLINE_SECONDS COMMAND...: polls COMMAND every 0.1 s; fails with its words on timeout.
-until_true() {
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.1
-    done
-}
 iso='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z'
 
 # (a) three snapshots of the cluster, and their fingerprints as snapshot verify prints them.

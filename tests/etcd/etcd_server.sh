@@ -23,20 +23,11 @@ healthy() {
   curl -s --max-time 1 "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"health":"true"'
 }
 
+# shellcheck source=pidfile.sh
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+. "$here/pidfile.sh"
 do_stop() {
-  if [ -f "$dir/pid" ]; then
-    pid=$(cat "$dir/pid")
-    if kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      i=0
-      while kill -0 "$pid" 2>/dev/null; do
-        i=$((i + 1))
-        if [ "$i" -gt 100 ]; then kill -9 "$pid" 2>/dev/null || true; fi
-        sleep 0.1
-      done
-    fi
-    rm -f "$dir/pid"
-  fi
+  stop_pidfile "$dir/pid"
 }
 
 do_start() {

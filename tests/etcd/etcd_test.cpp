@@ -5,6 +5,7 @@
 #include <keyplace/json.hpp>
 
 #include "../keyplace_catch.hpp"
+#include "etcd_test_support.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,9 @@ using keyplace::error_info;
 using keyplace::snapshot;
 using keyplace::snapshot_description;
 using keyplace::snapshot_node;
+using keyplace_etcd_test::description;
+using keyplace_etcd_test::eventually;
+using keyplace_etcd_test::snap;
 using namespace std::chrono_literals;
 
 namespace {
@@ -56,40 +60,6 @@ void server(const char* what) {
 }
 
 auto connection() -> etcd::client_options { return {.endpoint = endpoint(), .timeout = 2000ms}; }
-
-auto description(const std::string& cluster, std::uint64_t epoch, std::vector<std::string> ids)
-    -> snapshot_description {
-    snapshot_description d;
-    d.cluster = cluster;
-    d.epoch = epoch;
-    d.parent_epoch = epoch - 1;
-    d.strategy = {.name = "ring", .params = {{"vnodes", std::uint64_t{8}}}};
-    for (auto& id : ids) {
-        d.nodes.push_back({.id = std::move(id)});
-    }
-    return d;
-}
-
-// Epoch e of a cluster: nodes n0..n(e+1), so every epoch has its own fingerprint.
-auto snap(const std::string& cluster, std::uint64_t epoch, const std::string& tag = "n") -> snapshot {
-    std::vector<std::string> ids;
-    for (std::uint64_t i = 0; i < epoch + 2; ++i) {
-        ids.push_back(tag + std::to_string(i));
-    }
-    return snapshot::build(description(cluster, epoch, std::move(ids)));
-}
-
-template <class F>
-auto eventually(F&& pred, std::chrono::milliseconds timeout = 10000ms) -> bool {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-        if (pred()) {
-            return true;
-        }
-        std::this_thread::sleep_for(20ms);
-    }
-    return pred();
-}
 
 auto options(const std::string& cluster, const std::string& id) -> etcd::watcher_options {
     etcd::watcher_options o;

@@ -34,6 +34,7 @@ struct key_value {
     std::int64_t create_revision = 0;
     std::int64_t mod_revision = 0;
     std::int64_t lease = 0;
+    std::int64_t version = 0;  ///< how many times the key was written since its creation
 };
 
 /// A watch event on one key: a put (value set) or a delete.
@@ -49,16 +50,44 @@ enum class watch_end {
     failed,     ///< a transport or protocol error (message in error_info)
 };
 
-struct client_options {
-    std::string endpoint = "http://127.0.0.1:2379";  ///< one gateway URL
-    std::chrono::milliseconds timeout{2000};          ///< per request (not per watch)
+/// TLS towards etcd (an https endpoint). Empty fields: the system's CA store, no client certificate.
+struct tls_options {
+    std::string ca_file{};    ///< PEM: the CA(s) that must have signed the server's certificate
+    std::string cert_file{};  ///< PEM: this client's certificate (etcd's --client-cert-auth)
+    std::string key_file{};   ///< PEM: its private key (set with cert_file, or neither)
 };
+
+/// etcd authentication: the token from /v3/auth/authenticate goes with every request, and is
+/// fetched again when etcd says it is invalid (simple tokens expire after --auth-token-ttl idle).
+struct credentials {
+    std::string user{};  ///< empty: no authentication
+    std::string password{};
+};
+
+struct client_options {
+    std::string endpoint = "http://127.0.0.1:2379";  ///< the gateway URL, when `endpoints` is empty
+    std::chrono::milliseconds timeout{2000};          ///< per request, failover included (not per watch)
+    /// Members' gateway URLs (http:// or https://), tried in turn: a request that cannot connect,
+    /// or that a member answers "unavailable" (no leader, leader changed, timed out: HTTP 5xx or
+    /// gRPC code 14), goes to the next until `timeout` has passed. Empty: `endpoint` alone.
+    std::vector<std::string> endpoints{};
+    tls_options tls{};
+    credentials auth{};
+};
+
+/// The endpoints of a comma-separated list ("URL,URL,URL"), as etcdctl's --endpoints takes them.
+/// Fails with invalid_argument, naming the value, on an empty entry or one that is not an
+/// http:// or https:// URL.
+[[nodiscard]] auto parse_endpoints(std::string_view list, error_info& err) -> std::vector<std::string>;
 
 /// A thin, blocking client of etcd's v3 JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/txn,
 /// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
 /// base64 on the wire and plain here. One client per thread (it owns a curl handle).
 /// Every call returns std::nullopt / false and fills err on failure; nothing throws. Transport
-/// and protocol errors carry errc::unavailable and a message starting with "etcd".
+/// and protocol errors carry errc::unavailable and a message starting with "etcd"; so do refused
+/// credentials ("authentication of user ... failed") and "permission denied" (naming the user).
+/// A write whose answer was lost may be retried on another endpoint: publish() recognises its own
+/// write when that happens.
 class client {
 public:
     explicit client(client_options options);
@@ -68,6 +97,7 @@ public:
     client(client&&) noexcept;
     auto operator=(client&&) noexcept -> client&;
 
+    /// The endpoint the next request goes to first (the one that last answered).
     [[nodiscard]] auto endpoint() const -> const std::string&;
 
     /// The key, or an empty optional with err clear when it does not exist; revision receives the
@@ -87,8 +117,10 @@ public:
     [[nodiscard]] auto lease_revoke(std::int64_t lease, error_info& err) -> bool;
     /// Watches one key from start_revision, calling on_event for each event in order until it
     /// returns false, `stop` becomes true (checked at least every 50 ms), or the stream ends.
-    /// Blocks. Asks etcd for progress notifications. compacted: the start revision was compacted
-    /// away (err names the compact revision); failed: err holds the transport or protocol error.
+    /// Blocks. Asks etcd for progress notifications. When the stream breaks, the watch resumes on
+    /// the next endpoint after the last revision delivered (or notified as progress), so no event
+    /// is lost or repeated; it fails once every endpoint has failed in a row. compacted: the start
+    /// revision was compacted away (err names the compact revision); failed: err holds the error.
     [[nodiscard]] auto watch(std::string_view key, std::int64_t start_revision,
                              const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
                              error_info& err) -> watch_end;
