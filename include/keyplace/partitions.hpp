@@ -177,14 +177,14 @@ private:
     // the spread attainable, every later replica in a domain that an earlier rank of the same
     // partition holds leaves too (repairing what an earlier, unattainable topology left).
     void release(std::span<const std::uint32_t> quota, std::span<const std::uint32_t> owner_quota) {
-        vec<vec<std::size_t>> held(quota.size());
+        vec<vec<std::uint32_t>> held(quota.size());  // slot numbers: Q n <= 2^26
         vec<bool> crowded(slots_.size(), false);
         vec<std::uint32_t> owned(quota.size(), 0);
         vec<bool> vacated(q_, false);
         for (std::size_t k = slots_.size(); k-- > 0;) {
             vacated[k / n_] = vacated[k / n_] || slots_[k] == vacant_slot;
             if (slots_[k] != vacant_slot) {
-                held[slots_[k]].push_back(k);
+                held[slots_[k]].push_back(static_cast<std::uint32_t>(k));
                 crowded[k] = has_domain(k / n_, dom_[slots_[k]], k);
                 owned[slots_[k]] += k % n_ == 0 ? 1U : 0U;
             }
@@ -203,7 +203,7 @@ private:
                     group[j] = owner && extra > 0 ? 0 : owner ? 2 : 1;
                     extra -= group[j] == 0 ? 1U : 0U;
                 }
-                vec<std::size_t> sorted;
+                vec<std::uint32_t> sorted;
                 for (std::uint8_t g = 0; g < 3; ++g) {
                     for (std::size_t j = 0; j < mine.size(); ++j) {
                         if (group[j] == g) {
@@ -393,20 +393,20 @@ private:
     // of at most Q, so it misses a partition; a full one offers a swap, one with a vacancy a
     // direct fill), so every pass makes progress.
     void fill() {
-        vec<std::size_t> pending;
+        vec<std::uint32_t> pending;  // slot numbers: Q n <= 2^26
         for (std::size_t k = 0; k < slots_.size(); ++k) {
             if (slots_[k] == vacant_slot) {
-                pending.push_back(k);
+                pending.push_back(static_cast<std::uint32_t>(k));
             }
         }
         while (!pending.empty()) {
-            vec<std::size_t> later;
-            for (std::size_t k : pending) {
-                k = promote(k);
+            vec<std::uint32_t> later;
+            for (const std::uint32_t vacancy : pending) {
+                const std::size_t k = promote(vacancy);
                 const bool placed = direct(k, true) || (strict_ && (redirect(k, true) || swap(k, true))) ||
                                     direct(k, false) || redirect(k, false) || swap(k, false);
                 if (!placed) {
-                    later.push_back(k);
+                    later.push_back(static_cast<std::uint32_t>(k));
                 }
             }
             KEYPLACE_ASSERT(later.size() < pending.size());
