@@ -866,6 +866,48 @@ TEST_CASE("cli: a partition table through snapshot create, next and plan", "[cli
     expect_failure(run_cli({"snapshot", "next", p1, "--add", "a"}), 1, "'a'");
 }
 
+TEST_CASE("cli: snapshot create --on-shortfall relax builds the best-effort partition table", "[cli][snapshot][partitions]") {
+    // Three copies over two zones: fail (the default) refuses, relax builds the table locate builds.
+    const std::vector<std::string_view> create{"snapshot", "create", "--strategy", "partitions", "--partitions", "16",
+                                               "--nodes", "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--cluster", "c",
+                                               "--copies", "3", "--spread", "zone"};
+    const auto refused = run_cli(create);
+    CHECK(refused.status == 1);
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("zone"));
+    auto relax_args = create;
+    relax_args.insert(relax_args.end(), {"--on-shortfall", "relax"});
+    const auto relaxed = run_cli(relax_args);
+    REQUIRE(relaxed.status == 0);
+    CHECK_THAT(relaxed.out, Catch::Matchers::Contains("\"on_shortfall\": \"relax\""));
+    std::string keys;
+    for (int i = 0; i < 100; ++i) {
+        keys += "key:" + std::to_string(i) + "\n";
+    }
+    const auto by_snapshot =
+        run_cli({"locate", "--snapshot", temp_file("kp_cli_relax.json", relaxed.out), "--write-set"}, keys);
+    const auto by_locate = run_cli({"locate", "--strategy", "partitions", "--partitions", "16", "--nodes",
+                                    "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--replicas", "3", "--spread", "zone",
+                                    "--on-shortfall", "relax"},
+                                   keys);
+    REQUIRE(by_snapshot.status == 0);
+    REQUIRE(by_locate.status == 0);
+    std::string copies = by_locate.out;  // without locate's " degraded" marks
+    for (auto at = copies.find(" degraded"); at != std::string::npos; at = copies.find(" degraded")) {
+        copies.erase(at, 9);
+    }
+    CHECK(by_snapshot.out == copies);
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--on-shortfall", "relax"}),
+                   2, "--on-shortfall needs --copies");
+    std::string maybe = relaxed.out;
+    maybe.replace(maybe.find("\"relax\""), 7, "\"maybe\"");
+    expect_failure(run_cli({"snapshot", "verify", temp_file("kp_cli_maybe.json", maybe)}), 1,
+                   "replication.on_shortfall: 'maybe' is not fail or relax");
+    auto bad = create;
+    bad.insert(bad.end(), {"--on-shortfall", "maybe"});
+    expect_failure(run_cli(bad), 2, "--on-shortfall 'maybe' is not fail or relax");
+}
+
 TEST_CASE("cli: snapshot create writes a document that verify reads back with the same digests",
           "[cli][snapshot]") {
     const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--vnodes", "100", "--nodes",

@@ -44,6 +44,8 @@ inline constexpr number_option<std::size_t> copies_option{
 inline constexpr plain_option copies_spread_option{
     {"spread", "LEVEL", "with --copies: distinct nodes, racks, zones or regions"}, "node"};
 inline constexpr plain_option reason_option{{"reason", "TEXT", "why (metadata, never hashed)"}};
+inline constexpr plain_option copies_shortfall_option{
+    {"on-shortfall", "RULE", "with --copies: fewer LEVELs than copies: fail, or relax (best effort)"}, "fail"};
 inline constexpr plain_option author_option{{"author", "TEXT", "who (metadata, never hashed)"}};
 inline constexpr number_option<std::uint64_t> created_option{
     {"created-ms", "T", "when, in ms since the epoch (metadata, never hashed)"}};
@@ -242,13 +244,20 @@ auto snapshot_create(const parsed_args& a) -> std::string {
         if (!level) {
             usage_error("--spread " + quote(spread) + " is not node, rack, zone or region");
         }
-        d.replication = {*copies, *level};
+        const auto rule = a.get(copies_shortfall_option.spec).value_or(std::string(copies_shortfall_option.fallback));
+        const auto shortfall = keyplace::parse_shortfall(rule);
+        if (!shortfall) {
+            usage_error("--on-shortfall " + quote(rule) + " is not fail or relax");
+        }
+        d.replication = {*copies, *level, *shortfall};
         if constexpr (std::is_same_v<E, partitions_entry>) {
             // A partition table's replicas are its copies: the table holds them, spread as asked.
             d.strategy.params["replicas"] = std::uint64_t{*copies};
             d.strategy.params["spread"] = spread;
         }
     }
+    } else if (a.has(copies_shortfall_option.spec)) {
+        usage_error("--on-shortfall needs --copies");
     apply_overrides(a, d.overrides);
     return built_document(a, d);
 }
@@ -457,7 +466,8 @@ struct snapshot_create_command {
     static constexpr auto options() {
         return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
                           &parent_epoch_option, &states_option, &addresses_option, &copies_option,
-                          &copies_spread_option, &reason_option, &author_option, &created_option, &json_flag,
+                          &copies_spread_option, &copies_shortfall_option, &reason_option, &author_option,
+                          &created_option, &json_flag,
                           &override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string {

@@ -180,6 +180,9 @@ struct strategy_spec {
 struct replication_spec {
     std::size_t count = 0;
     failure_domain spread = failure_domain::node;
+    /// Fewer domains than copies: refuse the snapshot, or place each key's copies best effort.
+    /// Not in the fingerprint: where fail builds, relax places every copy the same way.
+    shortfall on_shortfall = shortfall::fail;
 
     friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
 };
@@ -1102,7 +1105,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                     replica_policy policy;
                     policy.count = rep.count;
                     policy.spread = rep.spread;
-                    policy.on_shortfall = shortfall::fail;
+                    policy.on_shortfall = rep.on_shortfall;
                     error_info e;
                     auto placer = replica_placer<S>::try_build(std::make_shared<const S>(s), policy, e);
                     if (!placer) {
