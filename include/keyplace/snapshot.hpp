@@ -886,13 +886,15 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
     if (!given) {
         return err;
     }
-    // A table its own weights would move is not the placement the document describes: a
-    // weight changed by hand, which only a claim from the old table applies (successor(weights)).
-    if (const auto gap = given->off_quota()) {
+    // A table whose slot counts its own weights would change is not the placement the document
+    // describes: a weight changed by hand, which only a claim from the old table applies
+    // (successor(weights)). Owner counts are the contract-1 document's own (the digest vectors
+    // list tables whose owners a claim would balance otherwise).
+    if (const auto gap = given->off_quota(); gap && !gap->owners) {
         const auto& n = given->node(gap->node);
         return detail::fail(errc::invalid_partition_table,
                             "node " + detail::quote(n.id) + " holds " + std::to_string(gap->held) +
-                                (gap->owners ? " partitions as owner" : " partition slots") + " where its weight " +
+                                " partition slots where its weight " +
                                 detail::format_weight(n.weight) + " gives it " + std::to_string(gap->quota) +
                                 ": a weight change moves partitions; derive the next epoch with the new weights");
     }
