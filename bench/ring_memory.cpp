@@ -5,14 +5,16 @@
 //   build/bench/bench/keyplace_ring_memory maglev 1000 65537        (strategy, nodes, table size)
 // Strategies: ring, ketama (libmemcached weighted, 160 points a server; the count is ignored),
 // envoy-ring (the count is the minimum ring size), cassandra (the count is tokens a node),
-// maglev and envoy-maglev (the count is the table size). The first form without a strategy is
-// the ring, as before.
+// maglev and envoy-maglev (the count is the table size), partitions (the count is Q; a fourth
+// argument the replicas n, default 1: units are the Q n slots). The first form without a
+// strategy is the ring, as before.
 #include "proc_status.hpp"
 
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/maglev.hpp>
+#include <keyplace/partitions.hpp>
 #include <keyplace/ring.hpp>
 
 #include <cstdint>
@@ -36,7 +38,10 @@ auto measure(const std::string& what, Build&& build) -> int {
     }
     std::size_t units = 0;
     const char* unit = "point";
-    if constexpr (requires { s.table_size(); }) {
+    if constexpr (requires { s.replica_count(); }) {
+        units = std::size_t{s.partition_count()} * s.replica_count();
+        unit = "slot";
+    } else if constexpr (requires { s.table_size(); }) {
         units = s.table_size();
         unit = "slot";
     } else {
@@ -82,6 +87,13 @@ auto main(int argc, char** argv) -> int {
     }
     if (strategy == "envoy-maglev") {
         return measure(what, [&] { return keyplace::compat::envoy_maglev::build(members, {.table_size = count}); });
+    }
+    if (strategy == "partitions") {
+        const auto replicas = argc > at + 2 ? std::strtoul(argv[at + 2], nullptr, 10) : 1UL;
+        return measure(what + " x " + std::to_string(replicas), [&] {
+            return keyplace::partitions::build(members, {.partitions = static_cast<std::uint32_t>(count),
+                                                         .replicas = static_cast<std::uint32_t>(replicas)});
+        });
     }
     if (strategy == "envoy-ring") {
         return measure(what, [&] {

@@ -905,6 +905,98 @@ TEST_CASE("cli: a partition table through snapshot create, next and plan", "[cli
     expect_failure(run_cli({"snapshot", "next", p1, "--add", "a"}), 1, "'a'");
 }
 
+TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
+          "[cli][snapshot][partitions][errors]") {
+    // 5 nodes, 128 partitions x 2 copies: 256 slots, 51 or 52 a node.
+    const auto s1 = run_cli({"snapshot", "create", "--strategy", "partitions", "--partitions", "128", "--nodes",
+                             "n1,n2,n3,n4,n5", "--cluster", "c", "--copies", "2"});
+    REQUIRE(s1.status == 0);
+    const auto p1 = temp_file("kp_cli_w1.json", s1.out);
+    const auto s2 = run_cli({"snapshot", "next", p1});
+    REQUIRE(s2.status == 0);
+    // n3's weight edited to 3 in the document (its digests removed): verify and plan refuse it.
+    auto doc = nlohmann::json::parse(s2.out);
+    doc.erase("fingerprint");
+    doc.erase("probe");
+    std::uint32_t had = 0;
+    for (auto& n : doc["nodes"]) {
+        if (n["id"] == "n3") {
+            n["weight"] = 3.0;
+            for (const auto& span : n["partitions"]) {
+                had += span[1].get<std::uint32_t>() - span[0].get<std::uint32_t>() + 1;
+            }
+        }
+    }
+    REQUIRE((had == 51 || had == 52));
+    const auto edited = temp_file("kp_cli_w2e.json", doc.dump());
+    const std::string refusal = "node 'n3' holds " + std::to_string(had) + " partition slots where its weight 3 gives it 1";
+    expect_failure(run_cli({"snapshot", "verify", edited}), 1, refusal);
+    expect_failure(run_cli({"plan", p1, edited}), 1, refusal);
+    expect_failure(run_cli({"snapshot", "next", edited}), 1, refusal);
+    // snapshot next --weights claims the table again, as diff --strategy partitions does: n3
+    // takes its quota of 256 * 3 / 7 = 109.7 slots, every other node keeps 256 / 7 = 36.6.
+    const auto s2w = run_cli({"snapshot", "next", p1, "--weights", "n3=3"});
+    REQUIRE(s2w.status == 0);
+    const auto two = keyplace::load_snapshot_json(s2w.out);
+    const auto& table = std::get<keyplace::partitions>(two.current().strategy());
+    for (std::uint32_t i = 0; i < table.size(); ++i) {
+        const auto have = table.slots(keyplace::node_index{i});
+        INFO(table.node(keyplace::node_index{i}).id << " holds " << have);
+        const bool reweighted = table.node(keyplace::node_index{i}).id == "n3";
+        CHECK((reweighted ? (have == 109 || have == 110) : (have == 36 || have == 37)));
+    }
+    CHECK(two.find("n3")->weight == 3.0);
+    const auto plan = run_cli({"plan", p1, temp_file("kp_cli_w2.json", s2w.out), "--json"});
+    REQUIRE(plan.status == 0);
+    const std::string minimum = "\"minimum\":" + std::to_string(table.slots(*table.find("n3")) - had) + ",";
+    CHECK_THAT(plan.out, Catch::Matchers::Contains(minimum));
+    expect_failure(run_cli({"snapshot", "next", p1, "--weights", "zz=2"}), 2,
+                   "--weights: node id 'zz' is not a node of the snapshot");
+    expect_failure(run_cli({"snapshot", "next", p1, "--weights", "n1=0"}), 2, "--weights: ");
+    expect_failure(run_cli({"snapshot", "next", p1, "--weights", "n1=x"}), 2, "--weights 'x' is not a number");
+}
+
+TEST_CASE("cli: snapshot create --on-shortfall relax builds the best-effort partition table", "[cli][snapshot][partitions]") {
+    // Three copies over two zones: fail (the default) refuses, relax builds the table locate builds.
+    const std::vector<std::string_view> create{"snapshot", "create", "--strategy", "partitions", "--partitions", "16",
+                                               "--nodes", "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--cluster", "c",
+                                               "--copies", "3", "--spread", "zone"};
+    // (exit 2: every SPEC was inline, so bad nodes are bad arguments.)
+    expect_failure(run_cli(create), 2, "spreading 3 copies over zones needs 3 zones; there are 2");
+    auto relax_args = create;
+    relax_args.insert(relax_args.end(), {"--on-shortfall", "relax"});
+    const auto relaxed = run_cli(relax_args);
+    REQUIRE(relaxed.status == 0);
+    CHECK_THAT(relaxed.out, Catch::Matchers::Contains("\"on_shortfall\": \"relax\""));
+    std::string keys;
+    for (int i = 0; i < 100; ++i) {
+        keys += "key:" + std::to_string(i) + "\n";
+    }
+    const auto by_snapshot =
+        run_cli({"locate", "--snapshot", temp_file("kp_cli_relax.json", relaxed.out), "--write-set"}, keys);
+    const auto by_locate = run_cli({"locate", "--strategy", "partitions", "--partitions", "16", "--nodes",
+                                    "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--replicas", "3", "--spread", "zone",
+                                    "--on-shortfall", "relax"},
+                                   keys);
+    REQUIRE(by_snapshot.status == 0);
+    REQUIRE(by_locate.status == 0);
+    std::string copies = by_locate.out;  // without locate's " degraded" marks
+    for (auto at = copies.find(" degraded"); at != std::string::npos; at = copies.find(" degraded")) {
+        copies.erase(at, 9);
+    }
+    CHECK(by_snapshot.out == copies);
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
+                            "--on-shortfall", "relax"}),
+                   2, "--on-shortfall needs --copies");
+    std::string maybe = relaxed.out;
+    maybe.replace(maybe.find("\"relax\""), 7, "\"maybe\"");
+    expect_failure(run_cli({"snapshot", "verify", temp_file("kp_cli_maybe.json", maybe)}), 1,
+                   "replication.on_shortfall: 'maybe' is not fail or relax");
+    auto bad = create;
+    bad.insert(bad.end(), {"--on-shortfall", "maybe"});
+    expect_failure(run_cli(bad), 2, "--on-shortfall 'maybe' is not fail or relax");
+}
+
 TEST_CASE("cli: snapshot create writes a document that verify reads back with the same digests",
           "[cli][snapshot]") {
     const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--vnodes", "100", "--nodes",

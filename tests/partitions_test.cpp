@@ -102,6 +102,7 @@ void check_table(const partitions& s) {
         total += have;
     }
     CHECK(total == std::uint64_t{s.partition_count()} * s.replica_count());
+    CHECK_FALSE(s.off_quota().has_value());  // the claim leaves every node at its quotas
 }
 
 // Σ max(0, before - after) over ids: the least any table with the after counts moves.
@@ -327,6 +328,33 @@ TEST_CASE("partitions: from_table carries a table and derives as the original do
     const auto fixed = one.reweighted("node-1", 1.0);
     check_table(fixed);
     CHECK(keyplace::partition_moves(one, fixed).moved == 85);  // 128 - 43
+    // off_quota() names the first node off quota: node 0 holds 128 where 128 / 3 gives it 43.
+    const auto gap = one.off_quota();
+    REQUIRE(gap.has_value());
+    CHECK(gap->node == node_index{0});
+    CHECK_FALSE(gap->owners);
+    CHECK(gap->held == 128);
+    CHECK(gap->quota == 43);
+    // Ranks swapped in one partition: the same slot counts, but a node at its owner ceiling now
+    // owns one partition more (25.6 owners a node here: 25 or 26).
+    const auto two = partitions::build(make_nodes(5), {.partitions = 128, .replicas = 2});
+    REQUIRE_FALSE(two.off_quota().has_value());
+    std::vector<std::uint32_t> owned(5, 0);
+    for (std::uint32_t p = 0; p < 128; ++p) {
+        ++owned[two.owner(p, 0).value];
+    }
+    auto table = two.table();
+    for (std::uint32_t p = 0; p < 128; ++p) {
+        if (owned[table[p * 2 + 1].value] == 26) {
+            std::swap(table[p * 2], table[p * 2 + 1]);
+            break;
+        }
+    }
+    const auto swapped = partitions::from_table(two.nodes(), two.config(), table);
+    const auto owners_gap = swapped.off_quota();
+    REQUIRE(owners_gap.has_value());
+    CHECK(owners_gap->owners);
+    CHECK(owners_gap->held != owners_gap->quota);
 }
 
 TEST_CASE("partitions: from_table refuses a bad table, naming the partition", "[partitions]") {

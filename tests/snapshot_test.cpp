@@ -706,19 +706,87 @@ TEST_CASE("snapshot: a partition table is state the snapshot carries, and a join
 
 TEST_CASE("snapshot: every rank of the table is in the fingerprint", "[snapshot][partitions]") {
     // Two partitions, two replicas: the same owners, the rank-1 holders swapped. The regions
-    // (owners only) cannot tell them apart; the fingerprint encodes every rank.
-    auto d = partition_description(3, 2, 2);
-    d.nodes[0].partitions = {{0, 1, 0}};
-    d.nodes[1].partitions = {{0, 0, 1}};
-    d.nodes[2].partitions = {{1, 1, 1}};
+    // (owners only) cannot tell them apart; the fingerprint encodes every rank. (Four nodes, one
+    // slot each and two owners: both tables are at their weights' quotas.)
+    auto d = partition_description(4, 2, 2);
+    d.nodes[0].partitions = {{0, 0, 0}};
+    d.nodes[1].partitions = {{1, 1, 0}};
+    d.nodes[2].partitions = {{0, 0, 1}};
+    d.nodes[3].partitions = {{1, 1, 1}};
     auto e = d;
-    e.nodes[1].partitions = {{1, 1, 1}};
-    e.nodes[2].partitions = {{0, 0, 1}};
+    e.nodes[2].partitions = {{1, 1, 1}};
+    e.nodes[3].partitions = {{0, 0, 1}};
     const auto a = snapshot::build(d);
     const auto b = snapshot::build(e);
     CHECK(a.fingerprint() != b.fingerprint());
     CHECK(a.probe_digest() == b.probe_digest());
-    CHECK(table_of(a.current()) == std::vector<std::string>{"n0", "n1", "n0", "n2"});
+    CHECK(table_of(a.current()) == std::vector<std::string>{"n0", "n2", "n1", "n3"});
+}
+
+TEST_CASE("snapshot: a weight change in a partition table is refused by hand and claimed by successor(weights)",
+          "[snapshot][partitions][errors]") {
+    // 5 nodes, 128 partitions x 2: 256 slots, 51 or 52 a node.
+    const auto s = snapshot::build(partition_description(5, 128, 2));
+    const auto& before = std::get<keyplace::partitions>(s.current().strategy());
+    const std::uint32_t had = before.slots(*before.find("n2"));
+    REQUIRE((had == 51 || had == 52));
+    // By hand (a document or a description): the listed table no longer fits the weights.
+    auto edited = s.successor();
+    edited.nodes[2].weight = 3.0;
+    keyplace::error_info err;
+    CHECK_FALSE(snapshot::try_build(edited, err).has_value());
+    CHECK(err.code() == errc::invalid_partition_table);
+    // Its quota is 256 * 3 / 7 = 109.7 slots, rounded either way.
+    const std::string prefix = "node 'n2' holds " + std::to_string(had) + " partition slots where its weight 3 gives it ";
+    CHECK((err.message().find(prefix + "109:") == 0 || err.message().find(prefix + "110:") == 0));
+    CHECK_THROWS_AS(snapshot::build(edited), keyplace::error);
+
+    // successor(weights) claims the table again, as partitions::reweighted does.
+    const auto next = s.successor(std::vector<std::pair<std::string, double>>{{"n2", 3.0}});
+    CHECK(next.nodes[2].weight == 3.0);
+    const auto built = snapshot::build(next);
+    CHECK_FALSE(built.in_transition());
+    const auto& after = std::get<keyplace::partitions>(built.current().strategy());
+    const auto direct = before.reweighted("n2", 3.0);
+    CHECK(after.table() == direct.table());
+    for (std::uint32_t i = 0; i < after.size(); ++i) {
+        const std::uint32_t have = after.slots(keyplace::node_index{i});
+        INFO(after.node(keyplace::node_index{i}).id << " holds " << have);
+        if (after.node(keyplace::node_index{i}).id == "n2") {
+            CHECK((have == 109 || have == 110));
+        } else {
+            CHECK((have == 36 || have == 37));  // 256 / 7 = 36.6
+        }
+    }
+    const auto plan = keyplace::partition_moves(before, after);
+    CHECK(plan.minimum == after.slots(*after.find("n2")) - had);
+    // Every slot n2 gains is a copy made on it; a partition that holds n2 already takes it by a
+    // swap (claim rules, "Spread": one move more), so moved may exceed the minimum.
+    std::size_t to_n2 = 0;
+    for (const auto& c : plan.changes) {
+        to_n2 += static_cast<std::size_t>(std::count(c.joins.begin(), c.joins.end(), "n2"));
+    }
+    CHECK(to_n2 == plan.minimum);
+    CHECK(plan.moved >= plan.minimum);
+    CHECK(snapshot::build(built.successor()).current().fingerprint() == built.current().fingerprint());
+
+    // Bad weights are refused by name and change nothing.
+    const auto unchanged = s.successor();
+    const auto refused = [&](std::vector<std::pair<std::string, double>> w, errc code, const std::string& fragment) {
+        CHECK_FALSE(s.try_successor(w, err).has_value());
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+    };
+    refused({{"zz", 2.0}}, errc::unknown_id, "node id 'zz' is not a node of the snapshot");
+    refused({{"n1", 2.0}, {"n1", 3.0}}, errc::duplicate_id, "node id 'n1' is named twice");
+    refused({{"n1", 0.0}}, errc::invalid_weight, "'n1'");
+    refused({{"n1", std::numeric_limits<double>::quiet_NaN()}}, errc::invalid_weight, "'n1'");
+    CHECK(s.successor() == unchanged);
+
+    // Another strategy takes the weight as it is.
+    const auto ring = snapshot::build(description("ring", 3));
+    const auto r = snapshot::build(ring.successor(std::vector<std::pair<std::string, double>>{{"n1", 2.5}}));
+    CHECK(r.find("n1")->weight == 2.5);
 }
 
 TEST_CASE("snapshot: bad partition tables are refused naming the partition", "[snapshot][partitions][errors]") {

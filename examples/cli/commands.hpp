@@ -116,10 +116,11 @@ inline auto replica_policy_of(const parsed_args& a) -> std::optional<keyplace::r
         policy.spread = *parsed;
     }
     if (const auto rule = a.get(shortfall_option.spec)) {
-        if (*rule != "fail" && *rule != "relax") {
+        const auto parsed = keyplace::parse_shortfall(*rule);
+        if (!parsed) {
             usage_error("--on-shortfall " + quote(*rule) + " is not fail or relax");
         }
-        policy.on_shortfall = *rule == "fail" ? keyplace::shortfall::fail : keyplace::shortfall::relax;
+        policy.on_shortfall = *parsed;
     }
     return policy;
 }

@@ -7,6 +7,7 @@
 #include "bounded_commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "planning_commands.hpp"
 #include "registry.hpp"
 #include "spec.hpp"
 #include "stream.hpp"
@@ -43,6 +44,8 @@ inline constexpr number_option<std::size_t> copies_option{
     {"copies", "N", "copies per key over the preference order (replica_placer)"}, std::nullopt, 1};
 inline constexpr plain_option copies_spread_option{
     {"spread", "LEVEL", "with --copies: distinct nodes, racks, zones or regions"}, "node"};
+inline constexpr plain_option copies_shortfall_option{
+    {"on-shortfall", "RULE", "with --copies: fewer LEVELs than copies: fail, or relax (best effort)"}, "fail"};
 inline constexpr plain_option reason_option{{"reason", "TEXT", "why (metadata, never hashed)"}};
 inline constexpr plain_option author_option{{"author", "TEXT", "who (metadata, never hashed)"}};
 inline constexpr number_option<std::uint64_t> created_option{
@@ -242,17 +245,26 @@ auto snapshot_create(const parsed_args& a) -> std::string {
         if (!level) {
             usage_error("--spread " + quote(spread) + " is not node, rack, zone or region");
         }
-        d.replication = {*copies, *level};
+        const auto rule = a.get(copies_shortfall_option.spec).value_or(std::string(copies_shortfall_option.fallback));
+        const auto shortfall = keyplace::parse_shortfall(rule);
+        if (!shortfall) {
+            usage_error("--on-shortfall " + quote(rule) + " is not fail or relax");
+        }
+        d.replication = {*copies, *level, *shortfall};
         if constexpr (std::is_same_v<E, partitions_entry>) {
             // A partition table's replicas are its copies: the table holds them, spread as asked.
             d.strategy.params["replicas"] = std::uint64_t{*copies};
             d.strategy.params["spread"] = spread;
         }
+    } else if (a.has(copies_shortfall_option.spec)) {
+        usage_error("--on-shortfall needs --copies");
     }
     apply_overrides(a, d.overrides);
     return built_document(a, d);
 }
 
+inline constexpr plain_option new_weights_option{
+    {"weights", "ID=W,...", "new node weights (a partition table is claimed again for them)"}};
 inline constexpr plain_option add_nodes_option{
     {"add", "SPEC", "nodes to add, in the strategy's SPEC form (joining unless --states says otherwise)"}};
 
@@ -260,7 +272,16 @@ inline constexpr plain_option add_nodes_option{
 /// left it), with nodes added and states changed.
 inline auto snapshot_next(const parsed_args& a) -> std::string {
     const auto before = load_snapshot_file(a.value(file_option.spec));
-    auto d = before->successor();
+    std::vector<std::pair<std::string, double>> weights;
+    for (const auto& [id, w] : id_values(a, new_weights_option.spec)) {
+        weights.emplace_back(id, decimal_of(new_weights_option.spec.name, w));
+    }
+    keyplace::error_info err;
+    auto next = before->try_successor(weights, err);
+    if (!next) {
+        usage_error("--weights: " + err.message());
+    }
+    auto d = std::move(*next);
     if (const auto add = a.get(add_nodes_option.spec)) {
         bool known = false;
         for_each_entry(strategies{}, [&]<class E>(std::type_identity<E>) {
@@ -457,7 +478,8 @@ struct snapshot_create_command {
     static constexpr auto options() {
         return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
                           &parent_epoch_option, &states_option, &addresses_option, &copies_option,
-                          &copies_spread_option, &reason_option, &author_option, &created_option, &json_flag,
+                          &copies_spread_option, &copies_shortfall_option, &reason_option, &author_option,
+                          &created_option, &json_flag,
                           &override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string {
@@ -475,8 +497,8 @@ struct snapshot_next_command {
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() {
-        return std::tuple{&file_option, &add_nodes_option, &states_option, &reason_option, &author_option,
-                          &created_option, &override_option, &drop_override_option};
+        return std::tuple{&file_option, &add_nodes_option, &states_option, &new_weights_option, &reason_option,
+                          &author_option, &created_option, &override_option, &drop_override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string { return snapshot_next(a); }
 };

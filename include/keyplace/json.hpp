@@ -604,7 +604,7 @@ private:
         if (r == nullptr) {
             return {};
         }
-        static constexpr std::string_view fields[] = {"count", "spread"};
+        static constexpr std::string_view fields[] = {"count", "spread", "on_shortfall"};
         if (auto f = known(*r, at, fields, "replication")) {
             return f;
         }
@@ -621,6 +621,17 @@ private:
                 return bad(errc::invalid_argument, at / "spread", quote(spread) + " is not node, rack, zone or region");
             }
             out.spread = *level;
+        }
+        std::string rule;
+        if (auto f = text(*r, at / "on_shortfall", false, rule)) {
+            return f;
+        }
+        if (find(*r, "on_shortfall") != nullptr) {
+            const auto parsed = parse_shortfall(rule);
+            if (!parsed) {
+                return bad(errc::invalid_argument, at / "on_shortfall", quote(rule) + " is not fail or relax");
+            }
+            out.on_shortfall = *parsed;
         }
         return {};
     }
@@ -984,6 +995,9 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
     }
     doc["strategy"] = {{"name", d.strategy.name}, {"contract", d.strategy.contract}, {"params", std::move(params)}};
     doc["replication"] = {{"count", d.replication.count}, {"spread", std::string(to_string(d.replication.spread))}};
+    if (d.replication.on_shortfall == shortfall::relax) {  // written only when not the default
+        doc["replication"]["on_shortfall"] = "relax";
+    }
     ordered_json nodes = ordered_json::array();
     for (const auto& n : d.nodes) {
         ordered_json j = ordered_json::object();

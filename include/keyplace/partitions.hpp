@@ -177,14 +177,14 @@ private:
     // the spread attainable, every later replica in a domain that an earlier rank of the same
     // partition holds leaves too (repairing what an earlier, unattainable topology left).
     void release(std::span<const std::uint32_t> quota, std::span<const std::uint32_t> owner_quota) {
-        vec<vec<std::size_t>> held(quota.size());
+        vec<vec<std::uint32_t>> held(quota.size());  // slot numbers: Q n <= 2^26
         vec<bool> crowded(slots_.size(), false);
         vec<std::uint32_t> owned(quota.size(), 0);
         vec<bool> vacated(q_, false);
         for (std::size_t k = slots_.size(); k-- > 0;) {
             vacated[k / n_] = vacated[k / n_] || slots_[k] == vacant_slot;
             if (slots_[k] != vacant_slot) {
-                held[slots_[k]].push_back(k);
+                held[slots_[k]].push_back(static_cast<std::uint32_t>(k));
                 crowded[k] = has_domain(k / n_, dom_[slots_[k]], k);
                 owned[slots_[k]] += k % n_ == 0 ? 1U : 0U;
             }
@@ -203,7 +203,7 @@ private:
                     group[j] = owner && extra > 0 ? 0 : owner ? 2 : 1;
                     extra -= group[j] == 0 ? 1U : 0U;
                 }
-                vec<std::size_t> sorted;
+                vec<std::uint32_t> sorted;
                 for (std::uint8_t g = 0; g < 3; ++g) {
                     for (std::size_t j = 0; j < mine.size(); ++j) {
                         if (group[j] == g) {
@@ -393,20 +393,20 @@ private:
     // of at most Q, so it misses a partition; a full one offers a swap, one with a vacancy a
     // direct fill), so every pass makes progress.
     void fill() {
-        vec<std::size_t> pending;
+        vec<std::uint32_t> pending;  // slot numbers: Q n <= 2^26
         for (std::size_t k = 0; k < slots_.size(); ++k) {
             if (slots_[k] == vacant_slot) {
-                pending.push_back(k);
+                pending.push_back(static_cast<std::uint32_t>(k));
             }
         }
         while (!pending.empty()) {
-            vec<std::size_t> later;
-            for (std::size_t k : pending) {
-                k = promote(k);
+            vec<std::uint32_t> later;
+            for (const std::uint32_t vacancy : pending) {
+                const std::size_t k = promote(vacancy);
                 const bool placed = direct(k, true) || (strict_ && (redirect(k, true) || swap(k, true))) ||
                                     direct(k, false) || redirect(k, false) || swap(k, false);
                 if (!placed) {
-                    later.push_back(k);
+                    later.push_back(static_cast<std::uint32_t>(k));
                 }
             }
             KEYPLACE_ASSERT(later.size() < pending.size());
@@ -516,6 +516,14 @@ void balance_owners(lazy_vector<std::uint32_t, Tag>& slots, std::span<const std:
 }
 
 }  // namespace detail
+
+/// A node whose slots (owners: its rank-0 slots) differ from its quota (basic_partitions::off_quota).
+struct partition_quota_gap {
+    node_index node{};
+    bool owners = false;
+    std::uint32_t held = 0;
+    std::uint32_t quota = 0;
+};
 
 /// Q equal partitions of the 64-bit hash space, each held by n ranked replicas. A point's
 /// partition is its top log2(Q) bits, p = point >> (64 - log2 Q); pick(point) is the rank-0
@@ -651,8 +659,44 @@ public:
         }
         return out;
     }
-    /// Slots node i holds, every rank counted.
-    [[nodiscard]] auto slots(node_index i) const noexcept -> std::uint32_t { return held_[i.value]; }
+    /// Slots node i < size() holds, every rank counted.
+    [[nodiscard]] auto slots(node_index i) const noexcept -> std::uint32_t {
+        KEYPLACE_ASSERT(i.value < held_.size());
+        return held_[i.value];
+    }
+    /// The node furthest from the slot quota its weight gives it (claim rules, "Quotas"; ties by
+    /// index), else (n > 1) the one furthest from its owner quota ("Owners"), or nullopt when
+    /// every node is at both. A table the claim made is at quota; one given to from_table() may
+    /// not be (say, a weight changed without a derivation). O(Q n + N log N).
+    [[nodiscard]] auto off_quota() const -> std::optional<partition_quota_gap> {
+        lazy_vector<std::uint64_t> weight(this->nodes_.size());
+        std::uint64_t total = 0;
+        for (std::size_t i = 0; i < weight.size(); ++i) {
+            (void)detail::quantize_weight(this->nodes_[i], weight[i]);  // valid: the value was built
+            total += weight[i];
+        }
+        lazy_vector<std::uint32_t> owned(this->nodes_.size(), 0);
+        for (const node_index o : owners_) {
+            ++owned[o.value];
+        }
+        const auto quota = detail::partition_quotas<Unused>(weight, held_, partition_count(), replica_count(), total);
+        const auto owner_quota = detail::partition_quotas<Unused>(weight, owned, partition_count(), 1, total);
+        std::optional<partition_quota_gap> worst;
+        const auto gap = [](const partition_quota_gap& g) { return g.held > g.quota ? g.held - g.quota : g.quota - g.held; };
+        for (const bool owners : {false, true}) {
+            if (owners && (worst || replica_count() == 1)) {
+                break;
+            }
+            for (std::uint32_t i = 0; i < weight.size(); ++i) {
+                const partition_quota_gap g{node_index{i}, owners, owners ? owned[i] : held_[i],
+                                            owners ? owner_quota[i] : quota[i]};
+                if (g.held != g.quota && (!worst || gap(g) > gap(*worst))) {
+                    worst = g;
+                }
+            }
+        }
+        return worst;
+    }
     /// Partitions with two replicas in one domain of the spread level (0 unless the topology
     /// does not allow the spread, or the table came from from_table()).
     [[nodiscard]] auto crowded() const noexcept -> std::uint32_t { return crowded_; }
@@ -682,7 +726,7 @@ public:
     /// Nodes that hold a slot of any rank (the ones a walk visits; pick() returns only rank-0
     /// holders), and whether node i does.
     [[nodiscard]] auto holders() const noexcept -> std::size_t { return holders_; }
-    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return held_[i.value] != 0; }
+    [[nodiscard]] auto holds(node_index i) const noexcept -> bool { return slots(i) != 0; }
     /// Partition p as the arc ending at (p + 1) * S - 1, owned by its rank-0 replica.
     [[nodiscard]] auto regions() const noexcept -> arc_regions<std::uint64_t> {
         return {*points_, owners_, lookup_rule::at_or_after};

@@ -81,6 +81,15 @@ struct replica_result {
     return std::nullopt;
 }
 
+[[nodiscard]] constexpr auto to_string(shortfall rule) noexcept -> std::string_view {
+    return rule == shortfall::relax ? "relax" : "fail";
+}
+
+/// Parses "fail" or "relax".
+[[nodiscard]] inline auto parse_shortfall(std::string_view s) noexcept -> std::optional<shortfall> {
+    return s == "fail" ? std::optional(shortfall::fail) : s == "relax" ? std::optional(shortfall::relax) : std::nullopt;
+}
+
 namespace detail {
 /// A node's name at a level: its id, rack, zone or region.
 [[nodiscard]] inline auto domain_part(const node& n, failure_domain level) noexcept -> const std::string& {

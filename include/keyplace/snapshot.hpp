@@ -180,6 +180,9 @@ struct strategy_spec {
 struct replication_spec {
     std::size_t count = 0;
     failure_domain spread = failure_domain::node;
+    /// Fewer domains than copies: refuse the snapshot, or place each key's copies best effort.
+    /// Not in the fingerprint: where fail builds, relax places every copy the same way.
+    shortfall on_shortfall = shortfall::fail;
 
     friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
 };
@@ -556,6 +559,24 @@ public:
     /// digests and no metadata; for strategy "partitions", the nodes list pending()'s table (the
     /// table once the transition completes). Change its nodes, then build it.
     [[nodiscard]] auto successor() const -> snapshot_description;
+    /// successor() with these nodes' weights changed (id, weight); for strategy "partitions" the
+    /// table listed is pending()'s claimed again for the new weights (partitions::transitioned:
+    /// slots move only to or from the reweighted nodes, as few as the claim rules allow). Throws
+    /// as try_successor reports.
+    [[nodiscard]] auto successor(std::span<const std::pair<std::string, double>> weights) const
+        -> snapshot_description {
+        error_info err;
+        auto d = try_successor(weights, err);
+        if (!d) {
+            detail::raise(err);
+        }
+        return std::move(*d);
+    }
+    /// Fails on an id that is not a node of the snapshot, or named twice (unknown_id,
+    /// duplicate_id), and a weight that is not finite and > 0 (invalid_weight); and as the claim
+    /// does (weights summing to 2^48 or more).
+    [[nodiscard]] auto try_successor(std::span<const std::pair<std::string, double>> weights, error_info& err) const
+        -> std::optional<snapshot_description>;
 
 private:
     snapshot() = default;
@@ -743,6 +764,44 @@ inline auto snapshot::successor() const -> snapshot_description {
     return d;
 }
 
+inline auto snapshot::try_successor(std::span<const std::pair<std::string, double>> weights, error_info& err) const
+    -> std::optional<snapshot_description> {
+    snapshot_description d = successor();
+    const auto failed = [&](detail::failure f) {
+        err = f;
+        return std::nullopt;
+    };
+    for (std::size_t k = 0; k < weights.size(); ++k) {
+        const auto& [id, w] = weights[k];
+        for (std::size_t e = 0; e < k; ++e) {
+            if (weights[e].first == id) {
+                return failed(detail::fail(errc::duplicate_id, "node id " + detail::quote(id) + " is named twice"));
+            }
+        }
+        const snapshot_node* n = find(id);
+        if (n == nullptr) {
+            return failed(detail::fail(errc::unknown_id, "node id " + detail::quote(id) + " is not a node of the snapshot"));
+        }
+        auto& mine = d.nodes[static_cast<std::size_t>(n - d_.nodes.data())];
+        mine.weight = w;
+        if (auto f = detail::check_node(detail::as_node(mine))) {
+            return failed(f);
+        }
+    }
+    if (const auto* table = std::get_if<partitions>(&pending_->strategy())) {
+        std::vector<node> members;
+        for (std::uint32_t i = 0; i < table->size(); ++i) {
+            members.push_back(detail::as_node(d.nodes[pending_->member(node_index{i})]));
+        }
+        auto next = table->try_transitioned(members, err);
+        if (!next) {
+            return std::nullopt;
+        }
+        detail::write_partition_spans(*next, *pending_, d.nodes);
+    }
+    return d;
+}
+
 /// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
 /// placement now; after a transition, that table transitioned() to the nodes owning keys after
 /// it (one claim), so every process derives the same table.
@@ -833,6 +892,18 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
     auto given = partitions::try_from_table(sorted, config, table, err);
     if (!given) {
         return err;
+    }
+    // A table whose slot counts its own weights would change is not the placement the document
+    // describes: a weight changed by hand, which only a claim from the old table applies
+    // (successor(weights)). Owner counts are the contract-1 document's own (the digest vectors
+    // list tables whose owners a claim would balance otherwise).
+    if (const auto gap = given->off_quota(); gap && !gap->owners) {
+        const auto& n = given->node(gap->node);
+        return detail::fail(errc::invalid_partition_table,
+                            "node " + detail::quote(n.id) + " holds " + std::to_string(gap->held) +
+                                " partition slots where its weight " +
+                                detail::format_weight(n.weight) + " gives it " + std::to_string(gap->quota) +
+                                ": a weight change moves partitions; derive the next epoch with the new weights");
     }
     built.emplace(std::move(*given));
     return {};
@@ -1109,7 +1180,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                     replica_policy policy;
                     policy.count = rep.count;
                     policy.spread = rep.spread;
-                    policy.on_shortfall = shortfall::fail;
+                    policy.on_shortfall = rep.on_shortfall;
                     error_info e;
                     auto placer = replica_placer<S>::try_build(std::make_shared<const S>(s), policy, e);
                     if (!placer) {
