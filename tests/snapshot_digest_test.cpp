@@ -422,6 +422,33 @@ TEST_CASE("snapshot: a node's zone is in the fingerprint when copies spread over
     CHECK(r.fingerprint() == z1.fingerprint());
 }
 
+// With on_shortfall relax, copies that find too few zones spread over racks, so a rack is in
+// the fingerprint there (and only there: under fail a rack change that moves no copy keeps it).
+TEST_CASE("snapshot: a relaxed replication's racks are in the fingerprint where zones run short",
+          "[snapshot][fingerprint]") {
+    const auto make = [](const std::string& rack_of_c, keyplace::shortfall rule, std::size_t zones_of_d) {
+        snapshot_description d;
+        d.cluster = "eu";
+        d.replication = {.count = 3, .spread = failure_domain::zone, .on_shortfall = rule};
+        d.nodes = {{.id = "a", .where = {.region = "eu", .zone = "z1", .rack = "r1"}},
+                   {.id = "b", .where = {.region = "eu", .zone = "z1", .rack = "r2"}},
+                   {.id = "c", .where = {.region = "eu", .zone = "z2", .rack = rack_of_c}},
+                   {.id = "d", .where = {.region = "eu", .zone = zones_of_d == 2 ? "z2" : "z3", .rack = "r1"}}};
+        return snapshot::build(d);
+    };
+    // Two zones for three copies: the third copy is spread by rack.
+    const auto r1 = make("r1", keyplace::shortfall::relax, 2);
+    const auto r2 = make("r2", keyplace::shortfall::relax, 2);
+    CHECK(behaviour(r1) != behaviour(r2));
+    CHECK(r1.fingerprint() != r2.fingerprint());
+    // Three zones suffice: racks decide nothing, whatever the rule.
+    const auto f1 = make("r1", keyplace::shortfall::fail, 3);
+    const auto f2 = make("r2", keyplace::shortfall::fail, 3);
+    CHECK(behaviour(f1) == behaviour(f2));
+    CHECK(f1.fingerprint() == f2.fingerprint());
+    CHECK(make("r1", keyplace::shortfall::relax, 3).fingerprint() == f1.fingerprint());
+}
+
 // Property: random pairs of descriptions that differ in one field. Where the field changes an
 // owner, a copy or a write set on the probe keys, the fingerprints differ; an address, the
 // metadata, the cluster and the epoch never change it. The counts asserted at the end make sure

@@ -181,7 +181,8 @@ struct replication_spec {
     std::size_t count = 0;
     failure_domain spread = failure_domain::node;
     /// Fewer domains than copies: refuse the snapshot, or place each key's copies best effort.
-    /// Not in the fingerprint: where fail builds, relax places every copy the same way.
+    /// Not in the fingerprint itself: where fail builds, relax places every copy the same way
+    /// (the finer domain levels a relaxed placement reads are: README, "Fingerprint").
     shortfall on_shortfall = shortfall::fail;
 
     friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
@@ -1251,14 +1252,38 @@ inline auto snapshot::placement_fingerprint(const placement& p, bool locations) 
     std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
     // Copies spread over a level go to distinct domains there, so which nodes share a domain
     // decides every copy after the first; the domains' names do not (only the partition of the
-    // nodes into domains, labelled by first appearance in rank order). Under the snapshot's
-    // shortfall rule (fail) the spread level's domains always suffice, so no finer level is read.
+    // nodes into domains, labelled by first appearance in rank order). The placer reads a finer
+    // level only where the coarser ones have fewer domains among the nodes that hold keys than
+    // there are copies (never under shortfall::fail, which refuses such a snapshot).
     if (locations && d_.replication.count > 1 && d_.replication.spread != failure_domain::node) {
         h.u8(5);
-        std::map<std::string, std::uint32_t, std::less<>> domains;
-        for (const auto i : by_id) {
-            const auto path = detail::domain_path(detail::as_node(d_.nodes[p.members_[i]]), d_.replication.spread);
-            h.le32(domains.emplace(path, static_cast<std::uint32_t>(domains.size())).first->second);
+        const auto holds = [&](std::uint32_t i) {
+            return std::visit(
+                [&](const auto& s) {
+                    if constexpr (requires { s.holds(node_index{}); }) {
+                        return s.holds(node_index{i});
+                    } else {
+                        return true;
+                    }
+                },
+                p.strategy_);
+        };
+        for (auto level = static_cast<int>(d_.replication.spread); level >= static_cast<int>(failure_domain::rack);
+             --level) {
+            std::map<std::string, std::uint32_t, std::less<>> domains;
+            std::map<std::uint32_t, bool> held;
+            for (const auto i : by_id) {
+                const auto path = detail::domain_path(detail::as_node(d_.nodes[p.members_[i]]),
+                                                      static_cast<failure_domain>(level));
+                const auto d = domains.emplace(path, static_cast<std::uint32_t>(domains.size())).first->second;
+                h.le32(d);
+                if (holds(i)) {
+                    held[d] = true;
+                }
+            }
+            if (held.size() >= d_.replication.count) {
+                break;
+            }
         }
     }
     return h.finish();

@@ -854,17 +854,21 @@ def header_bytes(strategy: str, params: dict, count: int, spread: str,
 
 def location_block(count: int, spread: str, members: list[Node]) -> bytes:
     """Fingerprint item 6 (encoding 2): with 2 or more copies spread over racks,
-    zones or regions, each node's domain at that level, numbered in order of
-    first appearance over the nodes in id order."""
+    zones or regions, each node's domain at the spread level, numbered in order
+    of first appearance over the nodes in id order; then the same one level
+    finer, down to racks, while a level has fewer domains than copies (every
+    node of these cases holds keys)."""
     if count <= 1 or spread == "node":
         return b""
-    depth = {"region": 1, "zone": 2, "rack": 3}[spread]
-    numbers: dict[tuple, int] = {}
     out = [b"\x05"]
-    for n in sorted(members, key=lambda m: m.bid):
-        parts = (n.where.split("/") + ["", "", ""])[:3]
-        domain = tuple(parts[:depth])
-        out.append(le32(numbers.setdefault(domain, len(numbers))))
+    for depth in range({"region": 1, "zone": 2, "rack": 3}[spread], 4):
+        numbers: dict[tuple, int] = {}
+        for n in sorted(members, key=lambda m: m.bid):
+            parts = (n.where.split("/") + ["", "", ""])[:3]
+            domain = tuple(parts[:depth])
+            out.append(le32(numbers.setdefault(domain, len(numbers))))
+        if len(numbers) >= count:
+            break
     return b"".join(out)
 
 
