@@ -286,7 +286,7 @@ TEST_CASE("envoy maglev: Basic (M = 7)", "[envoy][golden]") {
         CHECK(envoy_maglev::skip(g.nodes()[i].id, 7) == permutations[i].second);
     }
     for (std::uint64_t i = 0; i <= 20; ++i) {
-        CHECK(g.pick(i).value == table[i % 7]);
+        CHECK(g.pick(i).value == table[static_cast<std::size_t>(i % 7)]);
     }
     // BasicWithRetryHostPredicate.
     CHECK(g.pick_retry(10, 0).value == 1);
@@ -543,7 +543,7 @@ auto naive_envoy_table(const std::vector<node>& sorted, std::uint64_t m) -> std:
         skip.push_back(envoy_maglev::skip(n.id, m));
     }
     constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> table(m, vacant);
+    std::vector<std::uint32_t> table(static_cast<std::size_t>(m), vacant);
     std::vector<double> target(sorted.size(), 0.0);
     std::uint64_t filled = 0;
     for (std::uint64_t round = 1; filled < m; ++round) {
@@ -552,10 +552,10 @@ auto naive_envoy_table(const std::vector<node>& sorted, std::uint64_t m) -> std:
                 continue;
             }
             target[h] += max;
-            while (table[next[h]] != vacant) {
+            while (table[static_cast<std::size_t>(next[h])] != vacant) {
                 next[h] = (next[h] + skip[h]) % m;
             }
-            table[next[h]] = static_cast<std::uint32_t>(h);
+            table[static_cast<std::size_t>(next[h])] = static_cast<std::uint32_t>(h);
             ++filled;
         }
     }
@@ -582,9 +582,9 @@ TEST_CASE("envoy maglev: the queued fill equals Envoy's round-by-round fill, ske
                 std::sort(nodes.begin(), nodes.end(), [](const node& a, const node& b) { return a.id < b.id; });
                 const auto table = envoy_maglev::build(nodes, {.table_size = m});
                 const auto expected = naive_envoy_table(nodes, m);
-                std::vector<std::uint32_t> got(m);
+                std::vector<std::uint32_t> got(static_cast<std::size_t>(m));
                 for (std::uint64_t s = 0; s < m; ++s) {
-                    got[s] = table.entry(s).value;
+                    got[static_cast<std::size_t>(s)] = table.entry(s).value;
                 }
                 INFO("m " << m << ", n " << n << ", kind " << kind);
                 CHECK(got == expected);
