@@ -134,7 +134,7 @@ TEST_CASE("anchor: the fast and compact forms decide identically over random his
                 f = f.with(n);
                 c = c.with(n);
             } else {
-                const std::string id = f.nodes()[rng() % f.size()].id;
+                const std::string id = f.nodes()[static_cast<std::size_t>(rng() % f.size())].id;
                 f = f.without(id);
                 c = c.without(id);
             }
@@ -173,7 +173,7 @@ TEST_CASE("anchor: arbitrary removal moves only that node's keys, re-adding rest
     auto s = anchor::build(make_nodes(50, "n"), anchor_config{80, {}});
     auto before = owners(s);
     for (int step = 0; step < 8; ++step) {
-        const node gone = s.nodes()[rng() % s.size()];
+        const node gone = s.nodes()[static_cast<std::size_t>(rng() % s.size())];
         const auto next = s.without(gone.id);
         const auto after = owners(next);
         std::size_t moved = 0;
@@ -200,7 +200,7 @@ TEST_CASE("anchor: balance after removals, max/mean below 1.05 with 10^6 keys", 
     std::mt19937_64 rng(1403);
     auto s = anchor::build(make_nodes(150, "n"), anchor_config{200, {}});
     for (int i = 0; i < 50; ++i) {
-        s = s.without(s.nodes()[rng() % s.size()].id);
+        s = s.without(s.nodes()[static_cast<std::size_t>(rng() % s.size())].id);
     }
     REQUIRE(s.size() == 100);
     std::vector<std::size_t> counts(s.size());

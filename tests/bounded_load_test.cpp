@@ -135,6 +135,23 @@ TEST_CASE("bounded: caps are ceil(C*T*q_i / (65536*Q)) in exact integers", "[bou
     CHECK(unbounded.cap(ni(3), 5) == std::numeric_limits<std::uint64_t>::max());
 }
 
+TEST_CASE("bounded: caps at the extremes need all 128 bits, on every target", "[bounded]") {
+    // q = 2^53 (weight 2^37), 196608 (weight 3), 1 (weight 2^-16): C * T * q reaches 2^121 and
+    // 65536 * Q passes 2^64. Expected values from Python's exact integers. Once computed with
+    // unsigned __int128, which 32-bit targets lack (the cross-i386 stage builds this).
+    const auto r = keyplace::rendezvous::build({{"a", 137438953472.0}, {"b", 3.0}, {"c", 1.0 / 65536}});
+    const auto top = load_caps::build(r, {.load_factor = 1048576.0});  // C = 2^36
+    CHECK(top.cap(ni(0), std::uint64_t{1} << 32) == 4503599627272192U);
+    CHECK(top.cap(ni(1), std::uint64_t{1} << 32) == 98304U);
+    CHECK(top.cap(ni(2), std::uint64_t{1} << 32) == 1U);
+    CHECK(top.cap(ni(0), std::uint64_t{1} << 40) == 4503599627272192U);  // T is clamped to 2^32
+    CHECK(top.cap(ni(0), 3755744309U) == 3938183344468022U);
+    CHECK(top.cap(ni(1), 3755744309U) == 85963U);
+    const auto low = load_caps::build(r, {.load_factor = 1.3});  // C = 85197
+    CHECK(low.cap(ni(0), 4294967295U) == 5583470591U);
+    CHECK(low.cap(ni(1), 4294967295U) == 1U);
+}
+
 TEST_CASE("bounded: HAProxy slots on the reference's worked example and hand-computed cases", "[bounded][haproxy]") {
     using keyplace::compat::haproxy_slots;
     // Weights 1, 1, 2 -> eweights 16, 16, 32 (tot 64), served 9, factor 150: tot_slots =
@@ -348,7 +365,7 @@ TEST_CASE("bounded: the cap holds after arbitrary joins and leaves", "[bounded]"
     int next_id = 100;
     for (int step = 0; step < 6; ++step) {
         if (gen() % 2 == 0 && r.size() > 3) {
-            const std::string gone = r.nodes()[gen() % r.size()].id;
+            const std::string gone = r.nodes()[static_cast<std::size_t>(gen() % r.size())].id;
             r = r.without(gone);
             g = g.without(gone);
         } else {

@@ -23,9 +23,9 @@ using namespace keyplace_test;
 namespace {
 
 auto table_of(const maglev& g) -> std::vector<std::uint32_t> {
-    std::vector<std::uint32_t> t(g.table_size());
+    std::vector<std::uint32_t> t(keyplace::detail::slot_index(g.table_size()));
     for (std::uint64_t s = 0; s < g.table_size(); ++s) {
-        t[s] = g.entry(s).value;
+        t[keyplace::detail::slot_index(s)] = g.entry(s).value;
     }
     return t;
 }
@@ -66,7 +66,7 @@ TEST_CASE("maglev: golden vectors from the independent reference generator", "[m
             nodes.push_back({f[1], std::stod(f[2])});
         } else if (kind == "perm") {
             const auto& t = built();
-            const auto i = parse_u64(f[1]);
+            const auto i = parse_size(f[1]);
             CHECK(t.nodes()[i].id == f[2]);
             keyplace::detail::node_hasher hash(f[2]);
             CHECK(hash(0) % m == parse_u64(f[3]));
@@ -122,7 +122,7 @@ namespace {
 // The native fill: the slot-table engine's population loop with Maglev's integer credits.
 auto maglev_populate(const std::vector<std::uint64_t>& offsets, const std::vector<std::uint64_t>& skips,
                      const std::vector<std::uint64_t>& weights, std::uint64_t m) -> std::vector<std::uint32_t> {
-    std::vector<std::uint32_t> slots(m);
+    std::vector<std::uint32_t> slots(keyplace::detail::slot_index(m));
     keyplace::detail::populate_slots(offsets, skips, std::span<std::uint32_t>(slots),
                                      keyplace::detail::maglev_credits(weights));
     return slots;
@@ -135,7 +135,7 @@ auto maglev_populate(const std::vector<std::uint64_t>& offsets, const std::vecto
 [[gnu::noinline]] auto naive_populate(const std::vector<std::uint64_t>& offsets, const std::vector<std::uint64_t>& skips,
                     const std::vector<std::uint64_t>& weights, std::uint64_t m) -> std::vector<std::uint32_t> {
     constexpr auto vacant = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> slot(m, vacant);
+    std::vector<std::uint32_t> slot(keyplace::detail::slot_index(m), vacant);
     std::vector<std::uint64_t> next(offsets);
     std::vector<std::int64_t> credit(offsets.size(), 0);
     const auto top = static_cast<std::int64_t>(*std::max_element(weights.begin(), weights.end()));
@@ -147,10 +147,10 @@ auto maglev_populate(const std::vector<std::uint64_t>& offsets, const std::vecto
                 continue;
             }
             credit[h] -= top;
-            while (slot[next[h]] != vacant) {
+            while (slot[keyplace::detail::slot_index(next[h])] != vacant) {
                 next[h] = (next[h] + skips[h]) % m;
             }
-            slot[next[h]] = static_cast<std::uint32_t>(h);
+            slot[keyplace::detail::slot_index(next[h])] = static_cast<std::uint32_t>(h);
             ++filled;
         }
     }

@@ -123,7 +123,7 @@ TEST_CASE("memento: arbitrary removal moves only that node's keys, re-adding res
         auto s = memento::build(make_nodes(60, "n"));
         auto before = owners(s);
         for (int step = 0; step < 8; ++step) {
-            const node gone = s.nodes()[rng() % s.size()];
+            const node gone = s.nodes()[static_cast<std::size_t>(rng() % s.size())];
             const auto next = s.without(gone.id);
             const auto after = owners(next);
             std::size_t moved = 0;
@@ -153,7 +153,7 @@ TEST_CASE("memento: balance after removals, max/mean below 1.05 with 10^6 keys",
     std::mt19937_64 rng(1503);
     auto s = memento::build(make_nodes(150, "n"));
     for (int i = 0; i < 50; ++i) {
-        s = s.without(s.nodes()[rng() % s.size()].id);
+        s = s.without(s.nodes()[static_cast<std::size_t>(rng() % s.size())].id);
     }
     REQUIRE(s.size() == 100);
     std::vector<std::size_t> counts(s.size());

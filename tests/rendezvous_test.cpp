@@ -56,7 +56,7 @@ TEST_CASE("rendezvous: golden vectors from the independent reference generator",
             if (!r) {
                 r = rendezvous::build(nodes);
             }
-            const auto i = parse_u64(f[1]);
+            const auto i = parse_size(f[1]);
             CHECK(r->nodes()[i].id == f[2]);
             CHECK(r->seeds()[i] == parse_u64(f[3]));
             CHECK(r->quantized_weights()[i] == parse_u64(f[4]));
@@ -85,6 +85,31 @@ TEST_CASE("rendezvous: exact products agree on both code paths", "[rendezvous]")
     constexpr auto max = keyplace::detail::mul_wide_portable(~0ULL, ~0ULL);
     STATIC_REQUIRE(max.hi == ~0ULL - 1);
     STATIC_REQUIRE(max.lo == 1);
+}
+
+TEST_CASE("wide: quotients agree on both code paths", "[wide]") {
+    // div_floor uses unsigned __int128 where the compiler has it; div_floor_portable is what a
+    // 32-bit target runs. Divisors of every width up to 2^127, quotients that fit in 64 bits.
+    using keyplace::detail::u128;
+    const auto a = random_points(5000, 3);
+    const auto b = random_points(5000, 4);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const unsigned top = static_cast<unsigned>(b[i] % 127);  // d's highest bit
+        const u128 d = top >= 64 ? u128{(a[i] >> (127 - top)) | (std::uint64_t{1} << (top - 64)), b[i]}
+                                 : u128{0, (a[i] >> (63 - top)) | (std::uint64_t{1} << top)};
+        const std::uint64_t next_a = a[(i + 1) % a.size()];
+        const std::uint64_t next_b = b[(i + 1) % b.size()];
+        const std::uint64_t q = top >= 64 ? next_a >> (top - 63) : next_a;  // d * (q + 1) < 2^128
+        const std::uint64_t r = d.hi != 0 ? next_b : next_b % d.lo;        // r < d
+        const u128 n = keyplace::detail::add(keyplace::detail::mul(d, q), {0, r});
+        CHECK(keyplace::detail::div_floor(n, d) == q);
+        CHECK(keyplace::detail::div_floor_portable(n, d) == q);
+        CHECK(keyplace::detail::div_ceil(n, d) == (r == 0 ? q : q + 1));
+    }
+    STATIC_REQUIRE(keyplace::detail::div_floor_portable({~0ULL, ~0ULL}, {1ULL << 63, 0}) == 1);
+    STATIC_REQUIRE(keyplace::detail::div_floor_portable({~0ULL >> 1, ~0ULL}, {0, ~0ULL}) == 1ULL << 63);
+    STATIC_REQUIRE(keyplace::detail::div_ceil({0, 7}, {0, 2}) == 4);
+    STATIC_REQUIRE(keyplace::detail::div_ceil({1, 0}, {0, 1ULL << 32}) == 1ULL << 32);
 }
 
 TEST_CASE("rendezvous: the committed log2 table is log2_frac at every point", "[rendezvous][log2]") {

@@ -573,7 +573,7 @@ TEST_CASE("compat::point_ring: lookup is lower_bound with wrap, the first of equ
         const auto points = r.points();
         REQUIRE(std::is_sorted(points.begin(), points.end()));
         for (int q = 0; q < 200; ++q) {
-            const std::uint32_t probe = q % 3 == 0 ? points[gen() % size] : static_cast<std::uint32_t>(gen() % range);
+            const std::uint32_t probe = q % 3 == 0 ? points[static_cast<std::size_t>(gen() % size)] : static_cast<std::uint32_t>(gen() % range);
             const auto it = std::lower_bound(points.begin(), points.end(), probe);
             const auto expected = it == points.end() ? 0 : static_cast<std::size_t>(it - points.begin());
             INFO("size " << size << " probe " << probe);

@@ -66,7 +66,7 @@ TEST_CASE("spread: the index rule and the served nodes match the independent gen
             header = true;
         } else if (f[0] == "index") {
             REQUIRE(f.size() == 5);
-            CHECK(keyplace::spread_index(parse_u64(f[1]), parse_u64(f[2]), parse_u64(f[3])) == parse_u64(f[4]));
+            CHECK(keyplace::spread_index(parse_u64(f[1]), parse_u64(f[2]), parse_size(f[3])) == parse_size(f[4]));
             ++indices;
         } else if (f[0] == "strategy") {
             REQUIRE(f.size() == 4);
@@ -89,7 +89,7 @@ TEST_CASE("spread: the index rule and the served nodes match the independent gen
             REQUIRE(strategy.has_value());
             const std::string key = unhex(f[1]);
             const std::uint64_t salt = parse_u64(f[2]);
-            const std::size_t k = parse_u64(f[3]);
+            const std::size_t k = parse_size(f[3]);
             INFO("key " << f[1] << " salt " << salt << " k " << k);
             std::visit([&](const auto& s) { CHECK(keyplace::locate_spread(s, key, k, salt).id == f[4]); }, *strategy);
             ++picks;

@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <random>
@@ -104,13 +105,21 @@ inline auto golden_records(const std::string& name) -> std::vector<std::vector<s
 }
 
 /// A whole-string unsigned decimal 64-bit value; throws on anything else.
-inline auto parse_u64(const std::string& s) -> std::uint64_t {
-    std::uint64_t v = 0;
+template <class Unsigned>
+auto parse_unsigned(const std::string& s, const char* what) -> Unsigned {
+    Unsigned v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc{} || end != s.data() + s.size()) {
-        throw std::runtime_error("not an unsigned 64-bit decimal: " + s);
+        throw std::runtime_error(std::string("not ") + what + ": " + s);
     }
     return v;
+}
+inline auto parse_u64(const std::string& s) -> std::uint64_t {
+    return parse_unsigned<std::uint64_t>(s, "an unsigned 64-bit decimal");
+}
+/// A count: refused where it does not fit the target's std::size_t (32 bits on 32-bit targets).
+inline auto parse_size(const std::string& s) -> std::size_t {
+    return parse_unsigned<std::size_t>(s, "a decimal count that fits std::size_t");
 }
 
 /// Bytes from lowercase hex; "-" is the empty key.

@@ -8,6 +8,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/weight.hpp>
+#include <keyplace/detail/wide.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -26,10 +27,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#if !defined(__SIZEOF_INT128__)
-#error "keyplace/bounded_load.hpp needs a 128-bit integer type for its exact cap arithmetic"
-#endif
 
 KEYPLACE_NAMESPACE_BEGIN
 
@@ -91,10 +88,12 @@ public:
         if (factor_q_ == 0) {
             return std::numeric_limits<std::uint64_t>::max();
         }
-        const wide t = total < bounded_load_max_total ? total : bounded_load_max_total;
-        const wide num = static_cast<wide>(factor_q_) * t * weight_q_[i.value];
-        const wide den = static_cast<wide>(sum_q_) * 65536U;
-        return static_cast<std::uint64_t>((num + den - 1) / den);
+        const std::uint64_t t = std::min(total, bounded_load_max_total);
+        // C * T * q_i <= 2^36 * 2^32 * 2^53 and 65536 * Q <= 2^16 * 2^32 * 2^53 fit 128 bits, and
+        // the cap, at most ceil(C * T / 65536) <= 2^52, fits 64 (u128: also where there is no
+        // 128-bit integer type, as on 32-bit targets).
+        const detail::u128 num = detail::mul(detail::mul_wide(factor_q_, t), weight_q_[i.value]);
+        return detail::div_ceil(num, detail::mul(sum_q_, 65536U));
     }
     /// Whether c is infinite (every cap unbounded).
     [[nodiscard]] auto unbounded() const noexcept -> bool { return factor_q_ == 0; }
@@ -102,15 +101,13 @@ public:
     [[nodiscard]] auto size() const noexcept -> std::size_t { return weight_q_.size(); }
 
 private:
-    __extension__ using wide = unsigned __int128;
-
     template <placement_strategy S>
     auto assign(const S& s, const bounded_load_config& config) -> detail::failure {
         if (auto f = check(config)) {
             return f;
         }
         std::vector<std::uint64_t> q(s.size());
-        wide wide_sum = 0;  // up to 2^32 nodes of 2^53
+        detail::u128 sum{0, 0};  // up to 2^32 nodes of 2^53
         for (std::size_t i = 0; i < q.size(); ++i) {
             const node_index at{static_cast<std::uint32_t>(i)};
             if (!s.holds(at)) {
@@ -119,10 +116,10 @@ private:
             if (auto f = detail::quantize_weight(s.node(at), q[i])) {
                 return f;
             }
-            wide_sum += q[i];
+            sum = detail::add(sum, {0, q[i]});
         }
         weight_q_ = std::move(q);
-        sum_q_ = wide_sum;
+        sum_q_ = sum;
         factor_ = config.load_factor;
         factor_q_ = std::isinf(config.load_factor)
                         ? 0
@@ -131,7 +128,7 @@ private:
     }
 
     std::vector<std::uint64_t> weight_q_;
-    wide sum_q_ = 1;
+    detail::u128 sum_q_{0, 1};
     double factor_ = 1.25;
     std::uint64_t factor_q_ = 0;  // 0: unbounded
 };

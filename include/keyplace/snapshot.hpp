@@ -869,7 +869,8 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
                                         " are not within 0-" + std::to_string(config.partitions - 1) + " at ranks 0-" +
                                         std::to_string(config.replicas - 1));
             }
-            for (std::uint64_t q = span.first; q <= span.last; ++q) {
+            // span.last < config.partitions <= 2^20 (checked above): q indexes on 32-bit targets too.
+            for (auto q = static_cast<std::size_t>(span.first); q <= span.last; ++q) {
                 auto& o = owner[q * config.replicas + span.rank];
                 if (o != unset) {
                     return detail::fail(errc::invalid_partition_table,

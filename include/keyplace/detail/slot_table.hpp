@@ -26,6 +26,14 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
+/// A slot number or slot count as an index. Every table has fewer than 2^32 slots (Maglev's
+/// largest table size is 4294967291, Envoy's 5000011, Redis's 16384), so it fits std::size_t on
+/// 32-bit targets too (sums such as slot + skip need not, and stay 64-bit).
+[[nodiscard]] constexpr auto slot_index(std::uint64_t s) noexcept -> std::size_t {
+    static_assert(sizeof(std::size_t) >= sizeof(std::uint32_t));
+    return static_cast<std::size_t>(s);
+}
+
 /// Maglev's population: in rounds r = 1, 2, ..., each host h in order whose turn it is takes the
 /// next slot of its permutation offset_h + j * skip_h (mod m) that is still empty, until all m =
 /// slot.size() slots are taken; slot[s] is set to the host (position in the spans) of slot s.
@@ -47,7 +55,7 @@ void populate_slots(std::span<const std::uint64_t> offsets, std::span<const std:
         return a.round != b.round ? a.round > b.round : a.host > b.host;
     };
     const std::uint64_t m = slot.size();
-    std::vector<std::uint64_t> taken((m + 63) / 64, 0);
+    std::vector<std::uint64_t> taken(slot_index((m + 63) / 64), 0);
     std::vector<std::uint64_t> position(offsets.begin(), offsets.end());
     std::vector<std::uint32_t> now(offsets.size());   // this round's hosts, in host order
     std::vector<std::uint32_t> next;                  // the next round's, in host order
@@ -60,12 +68,12 @@ void populate_slots(std::span<const std::uint64_t> offsets, std::span<const std:
     for (std::uint64_t round = 1;;) {
         for (const std::uint32_t h : now) {
             std::uint64_t c = position[h];
-            while (((taken[c >> 6] >> (c & 63)) & 1U) != 0) {
+            while (((taken[slot_index(c >> 6)] >> (c & 63)) & 1U) != 0) {
                 c += skips[h];
                 c -= c >= m ? m : 0;
             }
-            taken[c >> 6] |= std::uint64_t{1} << (c & 63);
-            slot[c] = static_cast<Slot>(h);
+            taken[slot_index(c >> 6)] |= std::uint64_t{1} << (c & 63);
+            slot[slot_index(c)] = static_cast<Slot>(h);
             if (++filled == m) {
                 return;
             }
@@ -112,7 +120,7 @@ public:
         wide_ = lazy_vector<std::uint32_t>();
         counts_.assign(nodes, 0);
         const auto fill_and_count = [&](auto& table) {
-            table.resize(m);
+            table.resize(slot_index(m));
             fill(std::span(table));
             for (const auto s : table) {
                 ++counts_[s];
@@ -154,9 +162,9 @@ public:
     [[nodiscard]] auto entry(std::uint64_t slot) const noexcept -> node_index {
         switch (width_) {
             case 0: return node_index{only_};
-            case 1: return node_index{narrow8_[slot]};
-            case 2: return node_index{narrow16_[slot]};
-            default: return node_index{wide_[slot]};
+            case 1: return node_index{narrow8_[slot_index(slot)]};
+            case 2: return node_index{narrow16_[slot_index(slot)]};
+            default: return node_index{wide_[slot_index(slot)]};
         }
     }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return entry(mod_(point)); }

@@ -49,21 +49,54 @@ struct u128 {
 #endif
 }
 
-/// floor(n / d) for d > 0 when the quotient fits in 64 bits (bitwise long division).
-[[nodiscard]] constexpr auto div_floor(const u128& n, std::uint64_t d) noexcept -> std::uint64_t {
+/// a - b (modulo 2^128).
+[[nodiscard]] constexpr auto sub(const u128& a, const u128& b) noexcept -> u128 {
+    return {a.hi - b.hi - (a.lo < b.lo ? 1U : 0U), a.lo - b.lo};
+}
+
+/// a * b (modulo 2^128).
+[[nodiscard]] constexpr auto mul(const u128& a, std::uint64_t b) noexcept -> u128 {
+    const u128 low = mul_wide(a.lo, b);
+    return {low.hi + a.hi * b, low.lo};
+}
+
+/// floor(n / d) for d > 0 when the quotient fits in 64 bits, by bitwise long division (any
+/// compiler).
+[[nodiscard]] constexpr auto div_floor_portable(const u128& n, const u128& d) noexcept -> std::uint64_t {
     std::uint64_t q = 0;
-    std::uint64_t r = 0;
+    u128 r{0, 0};
     for (int i = 127; i >= 0; --i) {
-        const bool carry = (r >> 63U) != 0;
+        const bool carry = (r.hi >> 63U) != 0;  // 2r + bit >= 2^128 > d
         const std::uint64_t bit = i >= 64 ? (n.hi >> static_cast<unsigned>(i - 64)) & 1U : (n.lo >> static_cast<unsigned>(i)) & 1U;
-        r = (r << 1U) | bit;
+        r = {(r.hi << 1U) | (r.lo >> 63U), (r.lo << 1U) | bit};
         q <<= 1U;
         if (carry || r >= d) {
-            r -= d;
+            r = sub(r, d);
             q |= 1U;
         }
     }
     return q;
+}
+
+/// floor(n / d) for d > 0 when the quotient fits in 64 bits.
+[[nodiscard]] constexpr auto div_floor(const u128& n, const u128& d) noexcept -> std::uint64_t {
+#if defined(__SIZEOF_INT128__)
+    __extension__ using wide = unsigned __int128;
+    const wide wn = (static_cast<wide>(n.hi) << 64U) | n.lo;
+    const wide wd = (static_cast<wide>(d.hi) << 64U) | d.lo;
+    return static_cast<std::uint64_t>(wn / wd);
+#else
+    return div_floor_portable(n, d);
+#endif
+}
+[[nodiscard]] constexpr auto div_floor(const u128& n, std::uint64_t d) noexcept -> std::uint64_t {
+    return div_floor(n, u128{0, d});
+}
+
+/// ceil(n / d) for d > 0 when the quotient fits in 64 bits.
+[[nodiscard]] constexpr auto div_ceil(const u128& n, const u128& d) noexcept -> std::uint64_t {
+    const std::uint64_t q = div_floor(n, d);
+    return mul(d, q) == n ? q : q + 1;
 }
 
 /// Whether a * b < c * d, exactly (products up to 2^128).
