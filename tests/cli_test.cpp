@@ -1630,3 +1630,32 @@ TEST_CASE("cli: --spread-reads and --salt are refused where they do not apply, n
         run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--load-factor", "2"}, "k\n"),
         2, "--spread-reads and --load-factor exclude each other");
 }
+
+TEST_CASE("cli: snapshot ids that break the name grammar are refused by every command that reads them",
+          "[cli][snapshot][names]") {
+    const auto made = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n0,n1,n2", "--cluster", "eu"});
+    REQUIRE(made.status == 0);
+    std::string doc = made.out;
+    const auto at = doc.find("\"id\": \"n1\"");
+    REQUIRE(at != std::string::npos);
+    doc.replace(at, 10, "\"id\": \"n\\n1\"");  // a newline: locate printed a line per id line
+    const auto path = temp_file("kp_cli_names.json", doc);
+    std::string keys;
+    for (int i = 0; i < 20; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    for (const std::vector<std::string_view>& args :
+         {std::vector<std::string_view>{"locate", "--snapshot", path}, {"snapshot", "verify", path},
+          {"snapshot", "next", path}}) {
+        expect_failure(run_cli(args, keys), 1, "nodes[1].id: node id 'n\\x0a1' contains '\\x0a'");
+    }
+    doc = made.out;
+    doc.replace(doc.find("\"id\": \"n1\""), 10, "\"id\": \"a,b\"");
+    expect_failure(run_cli({"locate", "--snapshot", temp_file("kp_cli_names2.json", doc), "--write-set"}, keys), 1,
+                   "node id 'a,b' contains ','");
+    // --nodes holds to the same grammar, through the library.
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n0,n#1", "--cluster", "eu"}), 2,
+                   "node id 'n#1' contains '#'");
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n0", "--cluster", "e u"}), 2,
+                   "cluster 'e u' contains ' '");
+}

@@ -997,21 +997,22 @@ TEST_CASE("json: the try_ forms never throw on mutated documents, and every mess
     CHECK(refusals > 750);
 }
 
-TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and the stated fingerprint then refuses the id",
+TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and an id that is not UTF-8 does not build",
           "[json]") {
     snapshot_description d;
     d.cluster = "c";
-    d.nodes = {{.id = "a\xff"}, {.id = "b"}};
+    d.nodes = {{.id = "a"}, {.id = "b"}};
     d.metadata.reason = "caf\xe9";  // Latin-1
     const auto s = snapshot::build(d);
     const std::string doc = keyplace::write_snapshot_json(s);
-    CHECK(doc.find("\"id\": \"a\xef\xbf\xbd\"") != std::string::npos);
     CHECK(doc.find("\"reason\": \"caf\xef\xbf\xbd\"") != std::string::npos);
+    CHECK(loads(doc).fingerprint() == s.fingerprint());  // metadata is not placement
+    // An id is a name (check_name): the document could not state it, so it does not build.
+    d.nodes[0].id = "a\xff";
     error_info err;
-    const auto back = keyplace::read_description_json(doc, err);
-    REQUIRE(back.has_value());
-    CHECK(back->nodes[0].id == "a\xef\xbf\xbd");
-    build_refused(json::parse(doc), errc::fingerprint_mismatch, "fingerprint");
+    CHECK_FALSE(snapshot::try_build(d, err));
+    CHECK(err.code() == errc::invalid_name);
+    CHECK(err.message() == "node id 'a\\xff' is not UTF-8 (byte 1)");
 }
 
 TEST_CASE("json: a partition table round-trips, spans above rank 0 with their rank as a third element", "[json][partitions]") {
@@ -1110,4 +1111,44 @@ TEST_CASE("json: bad overrides are refused with their path", "[json][overrides][
     build_refused(j, errc::invalid_override, "overrides");
     j["overrides"] = {{{"key", std::string(1025, 'x')}, {"node", "a"}}};
     build_refused(j, errc::invalid_override, "overrides[0]");
+}
+
+TEST_CASE("json: ids, location parts, override nodes and the cluster follow the name grammar", "[json][names]") {
+    // Every line and list ("a,b") of the CLI holds a name as given: a newline, a comma or a space
+    // in an id would forge lines and make write sets ambiguous (issue 35).
+    for (const std::string bad : {"n\n1", "a,b", "a b", "a=1", "a@eu", "...", "a\x7f", "a*2", "a#b", "a\tb"}) {
+        auto j = base();
+        j["nodes"][1]["id"] = bad;
+        refused(j, errc::invalid_name, "nodes[1].id");
+    }
+    for (const std::string part : {"region", "zone", "rack"}) {
+        auto j = base();
+        j["nodes"][0][part] = "z/1";
+        refused(j, errc::invalid_name, "nodes[0]." + part);
+        j["nodes"][0][part] = "z 1";
+        refused(j, errc::invalid_name, "nodes[0]." + part);
+    }
+    auto j = base();
+    j["overrides"] = {{{"key", "user:1"}, {"node", "a,b"}}};
+    refused(j, errc::invalid_name, "overrides[0].node");
+    for (const std::string bad : {"a/b", "a b", "bar/clients", "..", "c\n"}) {
+        j = base();
+        j["cluster"] = bad;
+        refused(j, errc::invalid_document, "cluster");
+    }
+    // The message names the value escaped and cut, whatever its length.
+    j = base();
+    j["nodes"][0]["id"] = std::string(5000, 'x') + "\n";
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(text(j), err));
+    CHECK(err.message().size() < 300);
+    CHECK(err.message().find("contains '\\x0a'") != std::string::npos);
+    // What the committed documents hold stays valid: addresses as ids, '/' and ':' in ids, UTF-8.
+    for (const std::string good : {"10.0.1.1:11211", "node-a", "a/b", "n\xc5\x93ud", "cache_1.eu"}) {
+        j = base();
+        j["nodes"][0]["id"] = good;
+        j["nodes"][0]["region"] = "eu-west";
+        j["nodes"][0]["zone"] = "eu-west-1a";
+        (void)loads(text(j));
+    }
 }

@@ -365,9 +365,8 @@ public:
         if (auto f = text(doc, top / "cluster", true, d.cluster)) {
             return f;
         }
-        if (d.cluster.empty() || d.cluster.size() > max_cluster_length) {
-            return bad(errc::invalid_document, top / "cluster",
-                       quote(d.cluster) + " is not 1 to " + std::to_string(max_cluster_length) + " bytes");
+        if (auto f = check_name(name_kind::cluster, d.cluster)) {
+            return bad(errc::invalid_document, top / "cluster", f.message());
         }
         if (auto f = whole(doc, top / "epoch", true, 1, d.epoch)) {
             return f;
@@ -666,12 +665,8 @@ private:
         if (auto f = text(n, at / "id", true, out.id)) {
             return f;
         }
-        if (out.id.empty()) {
-            return bad(errc::empty_id, at / "id", "'' is empty");
-        }
-        if (out.id.size() > max_id_length) {
-            return bad(errc::id_too_long, at / "id", quote(out.id) + " is " + std::to_string(out.id.size()) +
-                                                         " bytes; the limit is " + std::to_string(max_id_length));
+        if (auto f = check_name(name_kind::node_id, out.id)) {
+            return bad(f.code(), at / "id", f.message());
         }
         if (auto f = text(n, at / "address", false, out.address)) {
             return f;
@@ -701,6 +696,12 @@ private:
         }
         if (auto f = text(n, at / "rack", false, out.where.rack)) {
             return f;
+        }
+        for (const auto& [part, value] : {std::pair{"region", &out.where.region}, std::pair{"zone", &out.where.zone},
+                                          std::pair{"rack", &out.where.rack}}) {
+            if (auto f = detail::check_name_as(name_kind::location_part, part, *value)) {
+                return bad(f.code(), at / part, f.message());
+            }
         }
         if (auto f = integers(n, at / "tokens", out.tokens)) {
             return f;
@@ -846,6 +847,9 @@ private:
             }
             if (auto f = text(o, p / "node", true, entry.node)) {
                 return f;
+            }
+            if (auto f = check_name(name_kind::node_id, entry.node)) {
+                return bad(f.code(), p / "node", f.message());
             }
             const auto [it, fresh] = seen.emplace(find(o, "key")->text, i);
             if (!fresh) {
@@ -1053,8 +1057,10 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
 /// epoch or parent_epoch the build would refuse (invalid_document); an unknown strategy,
 /// contract or parameter (unknown_strategy); a weight not > 0 or not finite (invalid_weight);
 /// an unknown state (invalid_state); an empty, over-long or repeated id (empty_id, id_too_long,
-/// duplicate_id); an unknown spread (invalid_argument); a reversed slot range
-/// (invalid_slot_range). Never throws.
+/// duplicate_id); an id, location part or override's node outside the name grammar
+/// (invalid_name; check_name), a cluster outside it (invalid_document); a text longer than
+/// max_document_size or holding a NUL byte (invalid_document); an unknown spread
+/// (invalid_argument); a reversed slot range (invalid_slot_range). Never throws.
 [[nodiscard]] inline auto read_description_json(std::string_view text, error_info& err)
     -> std::optional<snapshot_description> {
     return detail::jsonio::guarded(err, [&]() -> std::optional<snapshot_description> {

@@ -222,8 +222,6 @@ struct snapshot_description {
     friend auto operator==(const snapshot_description&, const snapshot_description&) -> bool = default;
 };
 
-/// The longest cluster name, in bytes.
-inline constexpr std::size_t max_cluster_length = 255;
 /// The most copies per key a snapshot's replication may ask for.
 inline constexpr std::size_t max_snapshot_copies = 64;
 /// How many probe keys the probe digest looks up (README, "Snapshots").
@@ -449,10 +447,11 @@ public:
         }
         return std::move(*s);
     }
-    /// Fails on: a format other than major 1, an empty or over-long cluster, epoch 0 or a parent
-    /// epoch not below it (invalid_document); an unknown strategy, contract or parameter, or a
-    /// parameter of the wrong kind (unknown_strategy); a node error (empty, over-long or duplicate
-    /// id, weight not finite and > 0); tokens or slots given to a strategy that takes none
+    /// Fails on: a format other than major 1, a cluster outside the name grammar (check_name),
+    /// epoch 0 or a parent epoch not below it (invalid_document); an unknown strategy, contract or
+    /// parameter, or a parameter of the wrong kind (unknown_strategy); a node error (empty,
+    /// over-long or duplicate id, weight not finite and > 0; an id, location part or override's
+    /// node outside the name grammar: invalid_name); tokens or slots given to a strategy that takes none
     /// (invalid_argument); no node that owns keys now, or none after (no_owner); whatever the
     /// strategy refuses; a stated fingerprint or probe digest other than the computed one
     /// (fingerprint_mismatch).
@@ -850,12 +849,16 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
                                                         " is not one this library reads (" +
                                                         std::string(snapshot_format) + ")");
     }
-    if (d.cluster.empty() || d.cluster.size() > max_cluster_length) {
-        return detail::fail(errc::invalid_document, "cluster " + detail::quote(d.cluster) + " is not 1 to " +
-                                                        std::to_string(max_cluster_length) + " bytes");
+    if (auto bad = check_name(name_kind::cluster, d.cluster)) {
+        return detail::fail(errc::invalid_document, bad.message());
     }
     if (d.epoch == 0) {
-        return detail::fail(errc::invalid_document, "epoch 0: epochs start at 1");
+        // successor() of the last epoch: epoch + 1 wrapped to 0.
+        return detail::fail(errc::invalid_document,
+                            d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
+                                ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
+                                      ": the epoch would overflow (2^64-1 is the last)"
+                                : std::string("epoch 0: epochs start at 1"));
     }
     if (d.parent_epoch >= d.epoch) {
         return detail::fail(errc::invalid_document, "parent_epoch " + std::to_string(d.parent_epoch) +
@@ -1207,6 +1210,9 @@ inline auto snapshot::check_overrides() -> detail::failure {
                                                             std::to_string(o.key.size()) + " bytes, above " +
                                                             std::to_string(max_override_key_length));
         }
+        if (auto f = check_name(name_kind::node_id, o.node)) {
+            return detail::fail(f.code(), "override of key " + detail::quote(o.key) + ": " + f.message());
+        }
         const snapshot_node* n = find(o.node);
         if (n == nullptr) {
             return detail::fail(errc::unknown_id, "override of key " + detail::quote(o.key) + ": node " +
@@ -1270,6 +1276,12 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     for (const auto& n : d_.nodes) {
         if (auto f = detail::check_node(detail::as_node(n))) {
             return f;
+        }
+        if (auto f = check_name(name_kind::node_id, n.id)) {
+            return f;
+        }
+        if (auto f = check_location(n.where)) {
+            return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message());
         }
         if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
             return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
