@@ -1659,3 +1659,29 @@ TEST_CASE("cli: snapshot ids that break the name grammar are refused by every co
     expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n0", "--cluster", "e u"}), 2,
                    "cluster 'e u' contains ' '");
 }
+
+#if KEYPLACE_CLI_ETCD
+TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name grammar before any request",
+          "[cli][etcd][names]") {
+    // Port 9 (discard) on loopback: nothing answers there; a refusal must come before any request.
+    const std::string_view endpoint = "http://127.0.0.1:9";
+    const std::string long_name(300, 'c');
+    for (const std::string_view cluster : {std::string_view("bar/clients"), std::string_view(""),
+                                           std::string_view(long_name), std::string_view("a b")}) {
+        for (const std::string_view command : {"current", "status"}) {
+            expect_failure(run_cli({"etcd", command, "--endpoints", endpoint, "--cluster", cluster}), 2, "--cluster: ");
+        }
+        expect_failure(run_cli({"etcd", "watch", "--endpoints", endpoint, "--cluster", cluster, "--count", "1"}), 2,
+                       "--cluster: cluster '");
+        expect_failure(run_cli({"etcd", "publish", "--endpoints", endpoint, "--cluster", cluster, "--file", "x.json"}),
+                       2, "--cluster: cluster '");
+    }
+    expect_failure(run_cli({"etcd", "current", "--endpoints", endpoint, "--cluster", "bar/clients"}), 2,
+                   "--cluster: cluster 'bar/clients' contains '/'");
+    for (const std::string_view id : {"a\nb", "", "a/b"}) {
+        expect_failure(run_cli({"etcd", "watch", "--endpoints", endpoint, "--cluster", "eu", "--client-id", id,
+                                "--count", "1"}),
+                       2, "--client-id: client id '");
+    }
+}
+#endif
