@@ -1660,6 +1660,14 @@ TEST_CASE("cli: snapshot ids that break the name grammar are refused by every co
                    "cluster 'e u' contains ' '");
 }
 
+TEST_CASE("cli: strategy tokens refuses a token listed twice", "[cli][names]") {
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=1,b=1"}, "k\n"), 2,
+                   "token 1 is owned by both 'a' and 'b'");
+    expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=1;1,b=2"}, "k\n"), 2,
+                   "node 'a' lists token 1 twice");
+    CHECK(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=1,b=2"}, "k\n").status == 0);
+}
+
 #if KEYPLACE_CLI_ETCD
 TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name grammar before any request",
           "[cli][etcd][names]") {

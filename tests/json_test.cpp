@@ -1152,3 +1152,16 @@ TEST_CASE("json: ids, location parts, override nodes and the cluster follow the 
         (void)loads(text(j));
     }
 }
+
+TEST_CASE("json: strategy tokens refuses a node without tokens and a token listed twice", "[json][names]") {
+    auto j = base();
+    j["strategy"] = {{"name", "tokens"}, {"contract", 1}};
+    j["nodes"] = {{{"id", "a"}, {"points", {1, 5}}}, {{"id", "b"}, {"points", {9}}}};
+    (void)loads(text(j));
+    j["nodes"][1].erase("points");
+    build_refused(j, errc::no_points, "nodes[1]");
+    j["nodes"][1]["points"] = {5};
+    build_refused(j, errc::duplicate_token, "nodes");
+    j["nodes"][1]["points"] = {9, 9};
+    build_refused(j, errc::duplicate_token, "nodes[1]");
+}

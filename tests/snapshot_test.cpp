@@ -1085,6 +1085,25 @@ TEST_CASE("snapshot: the builder holds ids, locations, override nodes and the cl
     CHECK(snapshot::build(d).find("10.0.1.1:11211") != nullptr);
 }
 
+TEST_CASE("snapshot: strategy tokens refuses a node without tokens and a token listed twice", "[snapshot][names]") {
+    auto d = description("tokens", 3);
+    d.nodes[0].points = {1, 100};
+    d.nodes[1].points = {200};
+    d.nodes[2].points = {300};
+    CHECK(snapshot::build(d).nodes().size() == 3);
+    auto bad = d;
+    bad.nodes[1].points = {100};
+    expect_error([&] { return snapshot::build(bad); }, errc::duplicate_token, "token 100 is owned by both 'n0' and 'n1'");
+    bad = d;
+    bad.nodes[2].points = {300, 300};
+    expect_error([&] { return snapshot::build(bad); }, errc::duplicate_token, "node 'n2' lists token 300 twice");
+    bad = d;
+    bad.nodes[1].points = {};
+    expect_error([&] { return snapshot::build(bad); }, errc::no_points, "node 'n1' has no tokens");
+    bad.nodes[1].state = node_state::left;  // a tombstone places nothing and needs no token
+    CHECK(snapshot::build(bad).nodes().size() == 3);
+}
+
 TEST_CASE("snapshot: the successor of the last epoch says that the epoch would overflow", "[snapshot][names]") {
     auto d = description("ring", 3);
     d.epoch = std::numeric_limits<std::uint64_t>::max();

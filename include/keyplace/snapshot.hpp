@@ -1005,8 +1005,12 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                 points.push_back({t, static_cast<std::uint32_t>(i)});
             }
         }
-        take(compat::point_ring<std::uint64_t, xxh3>::try_build(
-            plain, compat::given_points<std::uint64_t>(std::move(points)), err));
+        auto chosen = compat::point_ring<std::uint64_t, xxh3>::try_build(
+            plain, compat::given_points<std::uint64_t>(std::move(points)), err);
+        if (chosen && (err = compat::check_chosen_points(*chosen))) {
+            chosen.reset();
+        }
+        take(std::move(chosen));
     } else if (sname == "partitions") {
         if (auto f = build_partitions(plain, from, built)) {
             return f;
