@@ -1660,6 +1660,23 @@ TEST_CASE("cli: snapshot ids that break the name grammar are refused by every co
                    "cluster 'e u' contains ' '");
 }
 
+TEST_CASE("cli: snapshot next refuses a node that left returning, and the overflow of the last epoch",
+          "[cli][snapshot][names]") {
+    const auto made = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n1,n2,n3,n4", "--cluster",
+                               "eu", "--states", "n4=left"});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_left.json", made.out);
+    expect_failure(run_cli({"snapshot", "next", path, "--states", "n4=active"}), 1,
+                   "node 'n4' left at epoch 1 and may not return as active; give it a new id");
+    expect_failure(run_cli({"snapshot", "next", path, "--states", "n4=joining"}), 1, "node 'n4' left at epoch 1");
+    CHECK(run_cli({"snapshot", "next", path, "--states", "n3=leaving"}).status == 0);
+    const auto last = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n1", "--cluster", "eu",
+                               "--epoch", "18446744073709551615"});
+    REQUIRE(last.status == 0);
+    expect_failure(run_cli({"snapshot", "next", temp_file("kp_cli_last.json", last.out)}), 1,
+                   "the epoch would overflow");
+}
+
 TEST_CASE("cli: strategy tokens refuses a token listed twice", "[cli][names]") {
     expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=1,b=1"}, "k\n"), 2,
                    "token 1 is owned by both 'a' and 'b'");
