@@ -1660,6 +1660,16 @@ TEST_CASE("cli: snapshot ids that break the name grammar are refused by every co
                    "cluster 'e u' contains ' '");
 }
 
+TEST_CASE("cli: a document followed by a NUL byte, and one past the size cap, are refused", "[cli][snapshot][names]") {
+    const auto made = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n0,n1", "--cluster", "eu"});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_nul.json", made.out + std::string("\0garbage{", 9));
+    expect_failure(run_cli({"snapshot", "verify", path}), 1, "a NUL byte");
+    expect_failure(run_cli({"locate", "--snapshot", path}, "k\n"), 1, "a NUL byte");
+    // /dev/zero: read up to the cap and one byte more, not until memory runs out.
+    expect_failure(run_cli({"snapshot", "verify", "/dev/zero"}), 1, "is larger than 64 MiB");
+}
+
 TEST_CASE("cli: snapshot next refuses a node that left returning, and the overflow of the last epoch",
           "[cli][snapshot][names]") {
     const auto made = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "n1,n2,n3,n4", "--cluster",

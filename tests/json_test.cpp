@@ -1153,6 +1153,37 @@ TEST_CASE("json: ids, location parts, override nodes and the cluster follow the 
     }
 }
 
+TEST_CASE("json: a NUL byte does not end a document: the whole text is read", "[json][names]") {
+    const std::string doc = text(base());
+    (void)loads(doc);
+    refused(doc + std::string("\0garbage{", 9), errc::invalid_document, "$");
+    refused(doc.substr(0, 10) + std::string(1, '\0') + doc.substr(10), errc::invalid_document, "$");
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(doc + std::string(1, '\0'), err));
+    CHECK(err.message() == "$: invalid JSON at byte " + std::to_string(doc.size() + 1) + ": a NUL byte");
+}
+
+TEST_CASE("json: a document is at most max_document_size bytes", "[json][names]") {
+    // Refused before parsing: spaces are valid JSON padding, so only the size can refuse it.
+    std::string doc = text(base());
+    doc.resize(keyplace::max_document_size, ' ');
+    (void)loads(doc);
+    doc.push_back(' ');
+    refused(doc, errc::invalid_document, "$");
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(doc, err));
+    CHECK(err.message().find(std::to_string(keyplace::max_document_size)) != std::string::npos);
+}
+
+TEST_CASE("json: an unknown key of any length gives a short message", "[json][names]") {
+    auto j = base();
+    j[std::string(100000, 'k')] = 1;
+    refused(j, errc::invalid_document, "['" + std::string(64, 'k') + "'...]");
+    j = base();
+    j["nodes"][0][std::string(100000, 'k')] = 1;
+    refused(j, errc::invalid_document, "nodes[0]['" + std::string(64, 'k') + "'...]");
+}
+
 TEST_CASE("json: strategy tokens refuses a node without tokens and a token listed twice", "[json][names]") {
     auto j = base();
     j["strategy"] = {{"name", "tokens"}, {"contract", 1}};

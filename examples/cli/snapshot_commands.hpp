@@ -68,7 +68,7 @@ inline constexpr plain_option drop_override_option{
 
 /// A snapshot document read from a file: parsed strictly, its stated digests verified.
 inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const keyplace::snapshot> {
-    const std::string text = read_file(path, "snapshot");
+    const std::string text = read_file(path, "snapshot", keyplace::max_document_size);
     keyplace::error_info err;
     auto s = keyplace::try_load_snapshot_json(text, err);
     if (!s) {

@@ -33,6 +33,9 @@
 
 KEYPLACE_NAMESPACE_BEGIN
 
+/// The largest snapshot document the reader accepts, in bytes (64 MiB).
+inline constexpr std::size_t max_document_size = std::size_t{64} << 20;
+
 namespace detail::jsonio {
 
 // ---- The parsed document: a plain tree, built by a SAX handler over nlohmann's parser.
@@ -67,9 +70,10 @@ struct member {
 /// while parsing, so nothing recurses on hostile depth.
 inline constexpr std::size_t max_depth = 64;
 
-/// A JSON path step: ".key" (or "key" at the top), or "['odd key']" when the key is not a plain name.
+/// A JSON path step: ".key" (or "key" at the top), or "['odd key']" when the key is not a plain
+/// name of at most 64 bytes (quote() cuts the others).
 inline void append_key(std::string& path, std::string_view key) {
-    const bool plain = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+    const bool plain = !key.empty() && key.size() <= 64 && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
                                            std::string_view::npos;
     if (plain) {
@@ -884,8 +888,16 @@ private:
     }
 };
 
-/// Parses and reads; err is set on failure.
+/// Parses and reads; err is set on failure. The whole text is the document: nlohmann's lexer
+/// takes a NUL byte for the end of its input, so one is refused here, wherever it is.
 inline auto read(std::string_view text, snapshot_description& d) -> failure {
+    if (text.size() > max_document_size) {
+        return fail(errc::invalid_document, "$: the document is " + std::to_string(text.size()) +
+                                                " bytes, above the limit of " + std::to_string(max_document_size));
+    }
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        return fail(errc::invalid_document, "$: invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte");
+    }
     tree_builder tree;
     const bool parsed = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &tree);
     if (!parsed) {
