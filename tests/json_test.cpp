@@ -56,6 +56,18 @@ public:
         return out;
     }
 
+    /// A name (check_name): multi-byte UTF-8, dots and '|', none of the bytes a name may not hold.
+    auto name(std::size_t max_pieces) -> std::string {
+        static const std::vector<std::string> pieces = {"a",  "Z", "9", "-", ".", "|", "\xc3\xa9",
+                                                        "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x98\x80"};
+        std::string out;
+        const std::size_t n = below(max_pieces + 1);
+        for (std::size_t i = 0; i < n; ++i) {
+            out += pieces[below(pieces.size())];
+        }
+        return out;
+    }
+
     auto state() -> node_state {
         static constexpr node_state states[] = {node_state::active,  node_state::active, node_state::active,
                                                 node_state::joining, node_state::leaving, node_state::left};
@@ -111,7 +123,7 @@ void redis_slots(generator& g, std::vector<snapshot_node>& nodes) {
     }
     spans.push_back({first, 16383});
     for (std::size_t i = 0; i < active; ++i) {
-        nodes.push_back({.id = "r" + std::to_string(i) + "|" + g.text(3)});
+        nodes.push_back({.id = "r" + std::to_string(i) + "|" + g.name(3)});
     }
     std::size_t r = 0;
     if (handoff) {
@@ -129,7 +141,7 @@ void redis_slots(generator& g, std::vector<snapshot_node>& nodes) {
 
 auto random_description(generator& g, const strategy_case& c) -> snapshot_description {
     snapshot_description d;
-    d.cluster = "c" + g.text(8);
+    d.cluster = "c" + g.name(8);
     d.epoch = g.chance(10) ? std::numeric_limits<std::uint64_t>::max() : 1 + g.word() % (std::uint64_t{1} << 40);
     d.parent_epoch = g.chance(30) ? 0 : g.word() % d.epoch;
     d.strategy.name = std::string(c.name);
@@ -164,7 +176,7 @@ auto random_description(generator& g, const strategy_case& c) -> snapshot_descri
         for (std::size_t i = 0; i < n; ++i) {
             snapshot_node node;
             node.id = ketama ? "10.0." + std::to_string(i) + ".1:" + std::to_string(11211 + g.below(100))
-                             : "n" + std::to_string(i) + "|" + g.text(4);
+                             : "n" + std::to_string(i) + "|" + g.name(4);
             node.address = g.chance(50) ? "10.1.0." + std::to_string(i) + ":11211" : g.text(3);
             node.weight = random_weight(g, c.weight);
             if (name == "ring" && (static_cast<double>(vnodes) * node.weight < 1.0 ||
@@ -173,7 +185,7 @@ auto random_description(generator& g, const strategy_case& c) -> snapshot_descri
             }
             node.state = g.state();
             if (g.chance(40)) {
-                node.where = {g.text(2), g.text(2), g.text(2)};
+                node.where = {g.name(2), g.name(2), g.name(2)};
             }
             if (name == "cassandra") {
                 const std::size_t t = 1 + g.below(4);
