@@ -288,7 +288,7 @@ TEST_CASE("etcd publish: of two concurrent publishes of one epoch exactly one wi
     CHECK(err.message() == "epoch 1 is not newer than the current epoch 2 of cluster 't-race'");
 }
 
-TEST_CASE("etcd publish: a retry of a published snapshot succeeds, a document that would not load back is refused",
+TEST_CASE("etcd publish: a retry of a published snapshot succeeds, and a name that would not load back never builds",
           "[etcd]") {
     const std::string cluster = "t-retry";
     etcd::client c(connection());
