@@ -548,8 +548,9 @@ public:
         return d;
     }
     /// The description of the next epoch: this one with epoch + 1, parent_epoch = epoch, no
-    /// digests and no metadata (after epoch 2^64-1, epoch 0, which a build refuses as an overflow); for strategy "partitions", the nodes list pending()'s table (the
-    /// table once the transition completes). Change its nodes, then build it.
+    /// digests and no metadata (after epoch 2^64-1, epoch 0, which a build refuses as an
+    /// overflow); for strategy "partitions", the nodes list pending()'s table (the table once the
+    /// transition completes). Change its nodes, then build it.
     [[nodiscard]] auto successor() const -> snapshot_description;
 
 private:
