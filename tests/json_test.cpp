@@ -56,6 +56,18 @@ public:
         return out;
     }
 
+    /// A name (check_name): multi-byte UTF-8, dots and '|', none of the bytes a name may not hold.
+    auto name(std::size_t max_pieces) -> std::string {
+        static const std::vector<std::string> pieces = {"a",  "Z", "9", "-", ".", "|", "\xc3\xa9",
+                                                        "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x98\x80"};
+        std::string out;
+        const std::size_t n = below(max_pieces + 1);
+        for (std::size_t i = 0; i < n; ++i) {
+            out += pieces[below(pieces.size())];
+        }
+        return out;
+    }
+
     auto state() -> node_state {
         static constexpr node_state states[] = {node_state::active,  node_state::active, node_state::active,
                                                 node_state::joining, node_state::leaving, node_state::left};
@@ -111,7 +123,7 @@ void redis_slots(generator& g, std::vector<snapshot_node>& nodes) {
     }
     spans.push_back({first, 16383});
     for (std::size_t i = 0; i < active; ++i) {
-        nodes.push_back({.id = "r" + std::to_string(i) + "|" + g.text(3)});
+        nodes.push_back({.id = "r" + std::to_string(i) + "|" + g.name(3)});
     }
     std::size_t r = 0;
     if (handoff) {
@@ -129,7 +141,7 @@ void redis_slots(generator& g, std::vector<snapshot_node>& nodes) {
 
 auto random_description(generator& g, const strategy_case& c) -> snapshot_description {
     snapshot_description d;
-    d.cluster = "c" + g.text(8);
+    d.cluster = "c" + g.name(8);
     d.epoch = g.chance(10) ? std::numeric_limits<std::uint64_t>::max() : 1 + g.word() % (std::uint64_t{1} << 40);
     d.parent_epoch = g.chance(30) ? 0 : g.word() % d.epoch;
     d.strategy.name = std::string(c.name);
@@ -164,7 +176,7 @@ auto random_description(generator& g, const strategy_case& c) -> snapshot_descri
         for (std::size_t i = 0; i < n; ++i) {
             snapshot_node node;
             node.id = ketama ? "10.0." + std::to_string(i) + ".1:" + std::to_string(11211 + g.below(100))
-                             : "n" + std::to_string(i) + "|" + g.text(4);
+                             : "n" + std::to_string(i) + "|" + g.name(4);
             node.address = g.chance(50) ? "10.1.0." + std::to_string(i) + ":11211" : g.text(3);
             node.weight = random_weight(g, c.weight);
             if (name == "ring" && (static_cast<double>(vnodes) * node.weight < 1.0 ||
@@ -173,7 +185,7 @@ auto random_description(generator& g, const strategy_case& c) -> snapshot_descri
             }
             node.state = g.state();
             if (g.chance(40)) {
-                node.where = {g.text(2), g.text(2), g.text(2)};
+                node.where = {g.name(2), g.name(2), g.name(2)};
             }
             if (name == "cassandra") {
                 const std::size_t t = 1 + g.below(4);
@@ -997,21 +1009,22 @@ TEST_CASE("json: the try_ forms never throw on mutated documents, and every mess
     CHECK(refusals > 750);
 }
 
-TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and the stated fingerprint then refuses the id",
+TEST_CASE("json: bytes that are not UTF-8 are written as U+FFFD, and an id that is not UTF-8 does not build",
           "[json]") {
     snapshot_description d;
     d.cluster = "c";
-    d.nodes = {{.id = "a\xff"}, {.id = "b"}};
+    d.nodes = {{.id = "a"}, {.id = "b"}};
     d.metadata.reason = "caf\xe9";  // Latin-1
     const auto s = snapshot::build(d);
     const std::string doc = keyplace::write_snapshot_json(s);
-    CHECK(doc.find("\"id\": \"a\xef\xbf\xbd\"") != std::string::npos);
     CHECK(doc.find("\"reason\": \"caf\xef\xbf\xbd\"") != std::string::npos);
+    CHECK(loads(doc).fingerprint() == s.fingerprint());  // metadata is not placement
+    // An id is a name (check_name): the document could not state it, so it does not build.
+    d.nodes[0].id = "a\xff";
     error_info err;
-    const auto back = keyplace::read_description_json(doc, err);
-    REQUIRE(back.has_value());
-    CHECK(back->nodes[0].id == "a\xef\xbf\xbd");
-    build_refused(json::parse(doc), errc::fingerprint_mismatch, "fingerprint");
+    CHECK_FALSE(snapshot::try_build(d, err));
+    CHECK(err.code() == errc::invalid_name);
+    CHECK(err.message() == "node id 'a\\xff' is not UTF-8 (byte 1)");
 }
 
 TEST_CASE("json: a partition table round-trips, spans above rank 0 with their rank as a third element", "[json][partitions]") {
@@ -1110,4 +1123,88 @@ TEST_CASE("json: bad overrides are refused with their path", "[json][overrides][
     build_refused(j, errc::invalid_override, "overrides");
     j["overrides"] = {{{"key", std::string(1025, 'x')}, {"node", "a"}}};
     build_refused(j, errc::invalid_override, "overrides[0]");
+}
+
+TEST_CASE("json: ids, location parts, override nodes and the cluster follow the name grammar", "[json][names]") {
+    // Every line and list ("a,b") of the CLI holds a name as given: a newline, a comma or a space
+    // in an id would forge lines and make write sets ambiguous (issue 35).
+    for (const std::string bad : {"n\n1", "a,b", "a b", "a=1", "a@eu", "...", "a\x7f", "a*2", "a#b", "a\tb"}) {
+        auto j = base();
+        j["nodes"][1]["id"] = bad;
+        refused(j, errc::invalid_name, "nodes[1].id");
+    }
+    for (const std::string part : {"region", "zone", "rack"}) {
+        auto j = base();
+        j["nodes"][0][part] = "z/1";
+        refused(j, errc::invalid_name, "nodes[0]." + part);
+        j["nodes"][0][part] = "z 1";
+        refused(j, errc::invalid_name, "nodes[0]." + part);
+    }
+    auto j = base();
+    j["overrides"] = {{{"key", "user:1"}, {"node", "a,b"}}};
+    refused(j, errc::invalid_name, "overrides[0].node");
+    for (const std::string bad : {"a/b", "a b", "bar/clients", "..", "c\n"}) {
+        j = base();
+        j["cluster"] = bad;
+        refused(j, errc::invalid_document, "cluster");
+    }
+    // The message names the value escaped and cut, whatever its length.
+    j = base();
+    j["nodes"][0]["id"] = std::string(5000, 'x') + "\n";
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(text(j), err));
+    CHECK(err.message().size() < 300);
+    CHECK(err.message().find("contains '\\x0a'") != std::string::npos);
+    // What the committed documents hold stays valid: addresses as ids, '/' and ':' in ids, UTF-8.
+    for (const std::string good : {"10.0.1.1:11211", "node-a", "a/b", "n\xc5\x93ud", "cache_1.eu"}) {
+        j = base();
+        j["nodes"][0]["id"] = good;
+        j["nodes"][0]["region"] = "eu-west";
+        j["nodes"][0]["zone"] = "eu-west-1a";
+        (void)loads(text(j));
+    }
+}
+
+TEST_CASE("json: a NUL byte does not end a document: the whole text is read", "[json][names]") {
+    const std::string doc = text(base());
+    (void)loads(doc);
+    refused(doc + std::string("\0garbage{", 9), errc::invalid_document, "$");
+    refused(doc.substr(0, 10) + std::string(1, '\0') + doc.substr(10), errc::invalid_document, "$");
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(doc + std::string(1, '\0'), err));
+    CHECK(err.message() == "$: invalid JSON at byte " + std::to_string(doc.size() + 1) + ": a NUL byte");
+}
+
+TEST_CASE("json: a document is at most max_document_size bytes", "[json][names]") {
+    // Refused before parsing: spaces are valid JSON padding, so only the size can refuse it.
+    std::string doc = text(base());
+    doc.resize(keyplace::max_document_size, ' ');
+    (void)loads(doc);
+    doc.push_back(' ');
+    refused(doc, errc::invalid_document, "$");
+    error_info err;
+    CHECK_FALSE(keyplace::read_description_json(doc, err));
+    CHECK(err.message().find(std::to_string(keyplace::max_document_size)) != std::string::npos);
+}
+
+TEST_CASE("json: an unknown key of any length gives a short message", "[json][names]") {
+    auto j = base();
+    j[std::string(100000, 'k')] = 1;
+    refused(j, errc::invalid_document, "['" + std::string(64, 'k') + "'...]");
+    j = base();
+    j["nodes"][0][std::string(100000, 'k')] = 1;
+    refused(j, errc::invalid_document, "nodes[0]['" + std::string(64, 'k') + "'...]");
+}
+
+TEST_CASE("json: strategy tokens refuses a node without tokens and a token listed twice", "[json][names]") {
+    auto j = base();
+    j["strategy"] = {{"name", "tokens"}, {"contract", 1}};
+    j["nodes"] = {{{"id", "a"}, {"points", {1, 5}}}, {{"id", "b"}, {"points", {9}}}};
+    (void)loads(text(j));
+    j["nodes"][1].erase("points");
+    build_refused(j, errc::no_points, "nodes[1]");
+    j["nodes"][1]["points"] = {5};
+    build_refused(j, errc::duplicate_token, "nodes");
+    j["nodes"][1]["points"] = {9, 9};
+    build_refused(j, errc::duplicate_token, "nodes[1]");
 }

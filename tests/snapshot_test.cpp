@@ -251,7 +251,7 @@ TEST_CASE("snapshot: every bad description is refused with the value named", "[s
     d.cluster = "";
     refuse(d, errc::invalid_document, "cluster ''");
     d.cluster = std::string(256, 'c');
-    refuse(d, errc::invalid_document, "is not 1 to 255 bytes");
+    refuse(d, errc::invalid_document, "is 256 bytes, not 1 to 255");
     d = base;
     d.epoch = 0;
     d.parent_epoch = 0;
@@ -862,13 +862,13 @@ TEST_CASE("snapshot: chosen tokens (strategy tokens) are carried as points and p
     CHECK_FALSE(snapshot::try_build(wrong, err).has_value());
     CHECK(err.code() == errc::invalid_argument);
     CHECK_THAT(err.message(), Catch::Matchers::Contains("points apply only to strategy 'tokens'"));
-    // A node without points holds nothing (a member of the ring all the same); no points at all
-    // is refused.
+    // A node that places keys lists its points (issue 35: a node without any was a member that
+    // held nothing); no points at all is refused too.
     auto some = description("tokens", 2);
     some.nodes[0].points = {1};
-    const auto one = snapshot::try_build(some, err);
-    REQUIRE(one.has_value());
-    CHECK(one->current().visit([](const auto& x) { return x.holders(); }) == 1);
+    CHECK_FALSE(snapshot::try_build(some, err).has_value());
+    CHECK(err.code() == errc::no_points);
+    CHECK(err.message() == "node 'n1' has no tokens");
     CHECK_FALSE(snapshot::try_build(description("tokens", 2), err).has_value());
     CHECK(err.code() == errc::no_points);
 }
@@ -1081,4 +1081,105 @@ TEST_CASE("overrides: a transfer plan lists each overridden key whose copies cha
     REQUIRE(back.keys.size() == 1);
     CHECK(back.keys[0].after == std::vector<std::string>{from});
     CHECK(keyplace::plan_transfer(*before, *before).to_json().find("\"keys\"") == std::string::npos);
+}
+
+TEST_CASE("snapshot: one name grammar for ids, location parts, override nodes, clusters and client ids",
+          "[snapshot][names]") {
+    using keyplace::check_name;
+    using keyplace::name_kind;
+    const auto refused = [](name_kind kind, const std::string& name, errc code, const std::string& fragment) {
+        INFO(name);
+        const auto f = check_name(kind, name);
+        CHECK(f.code() == code);
+        CHECK_THAT(f.message(), Catch::Matchers::Contains(fragment));
+        CHECK(f.message().size() < 300);
+        CHECK(f.message().find('\n') == std::string::npos);
+    };
+    for (const auto kind : {name_kind::node_id, name_kind::location_part, name_kind::cluster, name_kind::client_id}) {
+        for (const std::string& bad : std::vector<std::string>{"n\n1", "a,b", "a b", "a=1", "a@b", "a*2", "a~b", "a#b",
+                                                               "a$b", "a%b", "a^b", "a\tb", std::string("a\0b", 3),
+                                                               "a\x7f", "\xff", "\xc0\xaf"}) {
+            CHECK(check_name(kind, bad).code() == errc::invalid_name);
+        }
+        for (const std::string good : {"10.0.1.1:11211", "node-a", "cache_1.eu", "n\xc5\x93ud"}) {
+            CHECK_FALSE(check_name(kind, good));
+        }
+    }
+    refused(name_kind::node_id, "a,b", errc::invalid_name, "node id 'a,b' contains ','");
+    refused(name_kind::node_id, "n\n1", errc::invalid_name, "node id 'n\\x0a1' contains '\\x0a'");
+    refused(name_kind::node_id, "", errc::empty_id, "node id is empty");
+    refused(name_kind::node_id, std::string(keyplace::max_id_length + 1, 'x'), errc::id_too_long, "65535");
+    refused(name_kind::node_id, "...", errc::invalid_name, "only dots");
+    refused(name_kind::node_id, std::string(1000, 'x') + ",", errc::invalid_name, "contains ','");
+    CHECK_FALSE(check_name(name_kind::node_id, "a/b"));  // an id is not a path segment
+    CHECK_FALSE(check_name(name_kind::location_part, ""));  // absent
+    refused(name_kind::location_part, "eu/1", errc::invalid_name, "contains '/'");
+    refused(name_kind::cluster, "bar/clients", errc::invalid_name, "cluster 'bar/clients' contains '/'");
+    refused(name_kind::cluster, "", errc::invalid_name, "cluster '' is 0 bytes, not 1 to 255");
+    refused(name_kind::cluster, std::string(300, 'c'), errc::invalid_name, "is 300 bytes, not 1 to 255");
+    refused(name_kind::cluster, "..", errc::invalid_name, "only dots");
+    refused(name_kind::client_id, "a/b", errc::invalid_name, "client id 'a/b' contains '/'");
+    refused(name_kind::client_id, "", errc::invalid_name, "client id '' is 0 bytes");
+}
+
+TEST_CASE("snapshot: the builder holds ids, locations, override nodes and the cluster to the name grammar",
+          "[snapshot][names]") {
+    const auto base = description("ring", 3);
+    const auto refused = [&](const snapshot_description& d, errc code, const std::string& fragment) {
+        keyplace::error_info err;
+        CHECK_FALSE(snapshot::try_build(d, err));
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+    };
+    auto d = base;
+    d.nodes[1].id = "n\n1";
+    refused(d, errc::invalid_name, "node id 'n\\x0a1' contains '\\x0a'");
+    d = base;
+    d.nodes[1].id = "a,b";
+    d.nodes[1].state = node_state::left;  // a tombstone's id is printed too
+    refused(d, errc::invalid_name, "node id 'a,b' contains ','");
+    d = base;
+    d.nodes[0].where.zone = "z 1";
+    refused(d, errc::invalid_name, "node 'n0': zone 'z 1' contains ' '");
+    d = base;
+    d.overrides = {{"user:1", "n1,n2"}};
+    refused(d, errc::invalid_name, "override of key 'user:1': node id 'n1,n2' contains ','");
+    d = base;
+    d.cluster = "eu/clients";
+    refused(d, errc::invalid_document, "cluster 'eu/clients' contains '/'");
+    d = base;
+    d.nodes[0].id = "10.0.1.1:11211";
+    d.nodes[0].where = {"eu-west", "eu-west-1a", "r1"};
+    CHECK(snapshot::build(d).find("10.0.1.1:11211") != nullptr);
+}
+
+TEST_CASE("snapshot: strategy tokens refuses a node without tokens and a token listed twice", "[snapshot][names]") {
+    auto d = description("tokens", 3);
+    d.nodes[0].points = {1, 100};
+    d.nodes[1].points = {200};
+    d.nodes[2].points = {300};
+    CHECK(snapshot::build(d).nodes().size() == 3);
+    auto bad = d;
+    bad.nodes[1].points = {100};
+    expect_error([&] { return snapshot::build(bad); }, errc::duplicate_token, "token 100 is owned by both 'n0' and 'n1'");
+    bad = d;
+    bad.nodes[2].points = {300, 300};
+    expect_error([&] { return snapshot::build(bad); }, errc::duplicate_token, "node 'n2' lists token 300 twice");
+    bad = d;
+    bad.nodes[1].points = {};
+    expect_error([&] { return snapshot::build(bad); }, errc::no_points, "node 'n1' has no tokens");
+    bad.nodes[1].state = node_state::left;  // a tombstone places nothing and needs no token
+    CHECK(snapshot::build(bad).nodes().size() == 3);
+}
+
+TEST_CASE("snapshot: the successor of the last epoch says that the epoch would overflow", "[snapshot][names]") {
+    auto d = description("ring", 3);
+    d.epoch = std::numeric_limits<std::uint64_t>::max();
+    d.parent_epoch = d.epoch - 1;
+    const auto last = snapshot::build(d);
+    expect_error([&] { return snapshot::build(last.successor()); }, errc::invalid_document,
+                 "epoch 0 after parent_epoch 18446744073709551615: the epoch would overflow");
+    d.epoch = 0;
+    d.parent_epoch = 0;
+    expect_error([&] { return snapshot::build(d); }, errc::invalid_document, "epoch 0: epochs start at 1");
 }

@@ -950,6 +950,9 @@ auto stale_message(std::uint64_t epoch, std::uint64_t current, std::string_view 
 auto read_current(client& c, std::string_view cluster, error_info& err, std::int64_t* revision)
     -> std::optional<current_pointer> {
     return guarded(err, [&]() -> std::optional<current_pointer> {
+        if ((err = check_name(name_kind::cluster, cluster))) {
+            return std::nullopt;
+        }
         const std::string key = current_key(cluster);
         auto kv = c.get(key, err, revision);
         if (!kv) {
@@ -1011,11 +1014,20 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
 auto publish(client& c, const snapshot& s, error_info& err) -> bool {
     return guarded(err, [&]() -> bool {
         const std::string& cluster = s.cluster();
-        if (cluster.find('/') != std::string::npos) {
-            err = detail::fail(errc::invalid_argument, "cluster " + detail::quote(cluster) +
-                                                           ": a cluster published through etcd has no '/' in its name");
+        if ((err = check_name(name_kind::cluster, cluster))) {
             return false;
         }
+        // The rule watchers apply at adoption (no tombstone returns) holds before anything is
+        // stored. A current document that does not load is not checked against: publishing repairs it.
+        if (const auto before = load_current(c, cluster, err)) {
+            if (auto f = check_successor(*before, s); f && s.epoch() > before->epoch()) {
+                err = detail::fail(f.code(), "epoch " + std::to_string(s.epoch()) + " not published: " + f.message());
+                return false;
+            }
+        } else if (err == errc::unavailable) {
+            return false;
+        }
+        err.clear();
         const std::string skey = snapshot_key(cluster, s.epoch());
         const std::string doc = write_snapshot_json(s);
         // What watchers will load must be this placement (JSON writes bytes that are not UTF-8 as
@@ -1090,6 +1102,9 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
 auto read_reports(client& c, std::string_view cluster, error_info& err)
     -> std::optional<std::vector<client_report>> {
     return guarded(err, [&]() -> std::optional<std::vector<client_report>> {
+        if ((err = check_name(name_kind::cluster, cluster))) {
+            return std::nullopt;
+        }
         const auto kvs = c.get_prefix(clients_prefix(cluster), err);
         if (!kvs) {
             return std::nullopt;
@@ -1446,7 +1461,23 @@ struct watcher::impl {
     }
 };
 
-watcher::watcher(watcher_options options) : impl_(std::make_unique<impl>(std::move(options))) {
+auto check_watcher_options(const watcher_options& options) -> error_info {
+    if (auto f = check_name(name_kind::cluster, options.cluster)) {
+        return f;
+    }
+    return check_name(name_kind::client_id, options.client_id);
+}
+
+namespace {
+auto checked(watcher_options&& options) -> watcher_options&& {
+    if (auto f = check_watcher_options(options)) {
+        detail::raise(f);
+    }
+    return std::move(options);
+}
+}  // namespace
+
+watcher::watcher(watcher_options options) : impl_(std::make_unique<impl>(checked(std::move(options)))) {
     impl_->touch();
     try {
         impl_->watch_thread = std::thread([this] { impl_->watch_loop(); });

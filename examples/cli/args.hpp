@@ -3,6 +3,8 @@
 #ifndef KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
 
+#include <keyplace/detail/utf8.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -48,42 +50,7 @@ inline auto os_error() -> std::string {
     throw cli_error(exit_bad_input, what);
 }
 
-/// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 if none starts there
-/// (a stray continuation byte, an overlong form, a surrogate, above U+10FFFF, or cut short).
-inline auto utf8_sequence(std::string_view s, std::size_t i) -> std::size_t {
-    const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-    const unsigned lead = b(0);
-    const auto tail = [&](std::size_t k) { return (b(k) & 0xc0u) == 0x80u; };
-    if (lead < 0x80) {
-        return 1;
-    }
-    if (lead >= 0xc2 && lead <= 0xdf) {
-        return tail(1) ? 2 : 0;
-    }
-    if (lead >= 0xe0 && lead <= 0xef) {
-        const unsigned second = b(1);
-        const bool ok = (lead == 0xe0 ? second >= 0xa0 : lead == 0xed ? second < 0xa0 : true);
-        return ok && tail(1) && tail(2) ? 3 : 0;
-    }
-    if (lead >= 0xf0 && lead <= 0xf4) {
-        const unsigned second = b(1);
-        const bool ok = (lead == 0xf0 ? second >= 0x90 : lead == 0xf4 ? second < 0x90 : true);
-        return ok && tail(1) && tail(2) && tail(3) ? 4 : 0;
-    }
-    return 0;
-}
-
-/// The offset of the first byte of s that is not well-formed UTF-8, or nothing.
-inline auto invalid_utf8_at(std::string_view s) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < s.size();) {
-        const auto n = utf8_sequence(s, i);
-        if (n == 0) {
-            return i;
-        }
-        i += n;
-    }
-    return std::nullopt;
-}
+using keyplace::detail::utf8_sequence;
 
 /// The most bytes of one user-supplied value a message repeats.
 inline constexpr std::size_t quote_limit = 64;

@@ -122,6 +122,15 @@ inline auto etcd_connection(const parsed_args& a) -> keyplace::etcd::client_opti
     return o;
 }
 
+/// --cluster, held to the library's name grammar before any request: else a usage error.
+inline auto etcd_cluster(const parsed_args& a) -> std::string {
+    auto v = a.value(etcd_cluster_option.spec);
+    if (const auto f = keyplace::check_name(keyplace::name_kind::cluster, v)) {
+        usage_error("--cluster: " + f.message());
+    }
+    return v;
+}
+
 inline auto etcd_client(const parsed_args& a) -> keyplace::etcd::client {
     return keyplace::etcd::client(etcd_connection(a));
 }
@@ -158,7 +167,7 @@ inline auto utc_now() -> std::string {
 
 inline auto etcd_publish(const parsed_args& a) -> std::string {
     const auto path = a.value(file_option.spec);
-    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto cluster = etcd_cluster(a);
     const auto s = load_snapshot_file(path);
     if (s->cluster() != cluster) {
         input_error(quote(path) + " is a snapshot of cluster " + quote(s->cluster()) + ", not of " + quote(cluster));
@@ -179,14 +188,14 @@ inline auto etcd_publish(const parsed_args& a) -> std::string {
         if (err == keyplace::errc::split_brain) {
             input_error("epoch " + std::to_string(s->epoch()) + " not published: " + err.message());
         }
-        etcd_error(err);
+        etcd_error(err);  // invalid_state too: a node left in the current epoch returns, named
     }
     return "published epoch " + std::to_string(s->epoch()) + " (fingerprint " + s->fingerprint().hex() +
            ") to cluster " + cluster + "\n";
 }
 
 inline auto etcd_current(const parsed_args& a) -> std::string {
-    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto cluster = etcd_cluster(a);
     auto c = etcd_client(a);
     const auto cur = current_of(c, cluster);
     if (!cur) {
@@ -201,7 +210,7 @@ inline auto etcd_current(const parsed_args& a) -> std::string {
 }
 
 inline auto etcd_status(const parsed_args& a) -> std::string {
-    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto cluster = etcd_cluster(a);
     auto c = etcd_client(a);
     const auto cur = current_of(c, cluster);
     keyplace::error_info err;
@@ -301,7 +310,7 @@ struct watch_line {
 };
 
 inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& err) -> std::string {
-    const auto cluster = a.value(etcd_cluster_option.spec);
+    const auto cluster = etcd_cluster(a);
     auto connection = etcd_connection(a);
     const auto count = watch_count_option.find(a);
     const bool json = a.has(json_flag.spec);
@@ -313,6 +322,9 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
     o.connection = std::move(connection);
     o.cluster = cluster;
     o.client_id = a.get(client_id_option.spec).value_or(default_client_id());
+    if (const auto f = keyplace::etcd::check_watcher_options(o)) {
+        usage_error("--client-id: " + f.message());  // --cluster was checked above
+    }
     o.lease_ttl = std::chrono::seconds(lease_ttl_option.get(a));
     o.on_adopt = [&](const keyplace::snapshot& s) {
         const auto at = utc_now();

@@ -449,7 +449,11 @@ struct tokens_entry {
                 points.push_back({t, static_cast<std::uint32_t>(i)});
             }
         }
-        return keyplace::token_ring::build(members, keyplace::compat::given_points<std::uint64_t>(std::move(points)));
+        auto ring = keyplace::token_ring::build(members, keyplace::compat::given_points<std::uint64_t>(std::move(points)));
+        if (auto f = keyplace::compat::check_chosen_points(ring)) {
+            throw keyplace::error(f);
+        }
+        return ring;
     }
 };
 

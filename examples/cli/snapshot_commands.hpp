@@ -71,7 +71,7 @@ inline constexpr plain_option drop_override_option{
 
 /// A snapshot document read from a file: parsed strictly, its stated digests verified.
 inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const keyplace::snapshot> {
-    const std::string text = read_file(path, "snapshot");
+    const std::string text = read_file(path, "snapshot", keyplace::max_document_size);
     keyplace::error_info err;
     auto s = keyplace::try_load_snapshot_json(text, err);
     if (!s) {
@@ -174,8 +174,11 @@ inline void apply_states(const parsed_args& a, std::vector<keyplace::snapshot_no
     }
 }
 
-/// The document of a description, with --reason, --author and --created-ms as its metadata.
-inline auto built_document(const parsed_args& a, keyplace::snapshot_description& d) -> std::string {
+/// The document of a description, with --reason, --author and --created-ms as its metadata; with
+/// before, a successor that before's publisher would adopt (keyplace::check_successor: no node
+/// left in before returns).
+inline auto built_document(const parsed_args& a, keyplace::snapshot_description& d,
+                           const keyplace::snapshot* before = nullptr) -> std::string {
     d.metadata.reason = a.get(reason_option.spec).value_or("");
     d.metadata.author = a.get(author_option.spec).value_or("");
     d.metadata.created_ms = created_option.find(a).value_or(0);
@@ -183,6 +186,11 @@ inline auto built_document(const parsed_args& a, keyplace::snapshot_description&
     const auto s = keyplace::snapshot::try_build(d, err);
     if (!s) {
         throw keyplace::error(err);  // bad input, or bad arguments when every SPEC was inline
+    }
+    if (before != nullptr) {
+        if ((err = keyplace::check_successor(*before, *s))) {
+            throw keyplace::error(err);
+        }
     }
     return keyplace::write_snapshot_json(*s);
 }
@@ -299,7 +307,7 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
     }
     apply_states(a, d.nodes, "the snapshot or --add");
     apply_overrides(a, d.overrides);
-    return built_document(a, d);
+    return built_document(a, d, before.get());
 }
 
 inline auto state_counts(const keyplace::snapshot& s) -> std::map<std::string, std::size_t> {

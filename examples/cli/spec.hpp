@@ -66,35 +66,18 @@ inline constexpr std::string_view token_form = "ID=TOKEN[;TOKEN...][@REGION[/ZON
 inline constexpr std::string_view cassandra_form = "ID=TOKEN[;TOKEN...][@DC[/RACK]]";
 inline constexpr std::string_view redis_form = "ID=FIRST-LAST[;FIRST-LAST...], ID= or ID";
 
-/// Why name is not a node id (id) or location part, or nothing. Both are non-empty UTF-8
-/// without ',' '=' '@', spaces or control bytes, so every output line and JSON string holds
-/// them as given; an id is not only dots ("a,...,b" elides nodes, it does not name one).
-inline auto name_problem(std::string_view name, bool id) -> std::optional<std::string> {
-    if (name.empty()) {
-        return "is empty";
-    }
-    if (id && name.find_first_not_of('.') == std::string_view::npos) {
-        return quote(name) + " is only dots (list every node: 'a,...,b' is not a range)";
-    }
-    for (const char c : name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == ',' || c == '=' || c == '@' || c == ' ' || u < 0x20 || u == 0x7f) {
-            return quote(name) + " contains " + quote(std::string_view(&c, 1));
-        }
-    }
-    if (const auto at = invalid_utf8_at(name)) {
-        return quote(name) + " is not UTF-8 (byte " + std::to_string(*at) + ")";
-    }
-    return std::nullopt;
-}
-
-/// Fails unless name is a valid id (what: "node id") or location part ("region"), naming the
-/// entry and the form expected.
+/// Fails unless name is a valid id (what: "node id") or location part ("region") by the library's
+/// name grammar (keyplace::check_name), naming the entry and the form expected. A location part
+/// given is not empty ("eu//r1").
 inline void check_name(std::string_view what, std::string_view name, bool id, std::string_view entry,
                        const std::string& where, std::string_view form) {
-    if (const auto problem = name_problem(name, id)) {
+    const auto f = name.empty() ? keyplace::error_info(keyplace::errc::invalid_name, std::string(what) + " is empty")
+                                : keyplace::detail::check_name_as(id ? keyplace::name_kind::node_id
+                                                                     : keyplace::name_kind::location_part,
+                                                                  what, name);
+    if (f) {
         const std::string in = entry == name ? "" : " in " + quote(entry);
-        input_error(where + ": " + std::string(what) + " " + *problem + in + " (expected " + std::string(form) + ")");
+        input_error(where + ": " + f.message() + in + " (expected " + std::string(form) + ")");
     }
 }
 

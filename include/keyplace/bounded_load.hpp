@@ -83,8 +83,10 @@ public:
         return {};
     }
 
-    /// cap_i(T) as above; T is clamped to bounded_load_max_total. O(1).
+    /// cap_i(T) as above; T is clamped to bounded_load_max_total. O(1). Precondition: i is below
+    /// the node count, checked by KEYPLACE_ASSERT (config.hpp).
     [[nodiscard]] auto cap(node_index i, std::uint64_t total) const noexcept -> std::uint64_t {
+        KEYPLACE_ASSERT(i.value < weight_q_.size());
         if (factor_q_ == 0) {
             return std::numeric_limits<std::uint64_t>::max();
         }
@@ -264,8 +266,9 @@ public:
         }
     }
 
-    /// Requests in flight on node i, and in all.
+    /// Requests in flight on node i (precondition: i < size(), checked by KEYPLACE_ASSERT), and in all.
     [[nodiscard]] auto load(node_index i) const noexcept -> std::uint64_t {
+        KEYPLACE_ASSERT(i.value < state_->strategy.size());
         return state_->loads[i.value].value.load(std::memory_order_acquire);
     }
     [[nodiscard]] auto in_flight() const noexcept -> std::uint64_t {

@@ -4,6 +4,7 @@
 #define KEYPLACE_ERROR_HPP_INCLUDED
 
 #include <keyplace/config.hpp>
+#include <keyplace/detail/utf8.hpp>
 #include <keyplace/version.hpp>
 
 #include <optional>
@@ -58,6 +59,7 @@ enum class errc : int {
     invalid_partition_count = 36,  ///< a partition count that is not a power of two in 1 .. 2^20
     invalid_partition_table = 37,  ///< a partition table of the wrong size, naming a non-member or a node twice
     invalid_override = 47,      ///< a snapshot override with an empty, over-long or repeated key, or too many
+    invalid_name = 48,          ///< a name (id, location part, cluster, client id) outside the name grammar
 };
 
 namespace detail {
@@ -103,6 +105,7 @@ public:
             case errc::invalid_partition_count: return "invalid partition count";
             case errc::invalid_partition_table: return "invalid partition table";
             case errc::invalid_override: return "invalid key override";
+            case errc::invalid_name: return "invalid name";
         }
         return "unknown keyplace error";
     }
@@ -204,25 +207,35 @@ template <class T>
     return std::optional<std::remove_cvref_t<T>>(std::forward<T>(value));
 }
 
-/// Quotes a user-supplied string for an error message, escaping control bytes, and cutting it
-/// at 64 bytes so that a message stays one short line whatever the input.
+/// Quotes a user-supplied string for an error message, escaping control bytes and bytes that are
+/// not well-formed UTF-8, and cutting it at 64 bytes (never inside a character) so that a
+/// message stays one short line of text whatever the input.
 inline auto quote(std::string_view s) -> std::string {
     constexpr std::size_t shown = 64;
     std::string out;
     out.reserve((s.size() < shown ? s.size() : shown) + 8);
     out += '\'';
-    for (const char c : s.substr(0, shown)) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == '\'' || c == '\\') {
+    std::size_t i = 0;
+    while (i < s.size() && i < shown) {
+        const auto u = static_cast<unsigned char>(s[i]);
+        const std::size_t n = utf8_sequence(s, i);
+        if (n > 1) {
+            if (i + n > shown) {
+                break;
+            }
+            out += s.substr(i, n);
+            i += n;
+        } else if (n == 0 || u < 0x20 || u == 0x7f || u == '\'' || u == '\\') {
             constexpr char hex[] = "0123456789abcdef";
             out += "\\x";
             out += hex[u >> 4];
             out += hex[u & 0xf];
+            ++i;
         } else {
-            out += c;
+            out += s[i++];
         }
     }
-    out += s.size() > shown ? "'..." : "'";
+    out += i < s.size() ? "'..." : "'";
     return out;
 }
 

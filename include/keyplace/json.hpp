@@ -33,6 +33,9 @@
 
 KEYPLACE_NAMESPACE_BEGIN
 
+/// The largest snapshot document the reader accepts, in bytes (64 MiB).
+inline constexpr std::size_t max_document_size = std::size_t{64} << 20;
+
 namespace detail::jsonio {
 
 // ---- The parsed document: a plain tree, built by a SAX handler over nlohmann's parser.
@@ -67,9 +70,10 @@ struct member {
 /// while parsing, so nothing recurses on hostile depth.
 inline constexpr std::size_t max_depth = 64;
 
-/// A JSON path step: ".key" (or "key" at the top), or "['odd key']" when the key is not a plain name.
+/// A JSON path step: ".key" (or "key" at the top), or "['odd key']" when the key is not a plain
+/// name of at most 64 bytes (quote() cuts the others).
 inline void append_key(std::string& path, std::string_view key) {
-    const bool plain = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+    const bool plain = !key.empty() && key.size() <= 64 && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
                                            std::string_view::npos;
     if (plain) {
@@ -365,9 +369,8 @@ public:
         if (auto f = text(doc, top / "cluster", true, d.cluster)) {
             return f;
         }
-        if (d.cluster.empty() || d.cluster.size() > max_cluster_length) {
-            return bad(errc::invalid_document, top / "cluster",
-                       quote(d.cluster) + " is not 1 to " + std::to_string(max_cluster_length) + " bytes");
+        if (auto f = check_name(name_kind::cluster, d.cluster)) {
+            return bad(errc::invalid_document, top / "cluster", f.message());
         }
         if (auto f = whole(doc, top / "epoch", true, 1, d.epoch)) {
             return f;
@@ -677,12 +680,8 @@ private:
         if (auto f = text(n, at / "id", true, out.id)) {
             return f;
         }
-        if (out.id.empty()) {
-            return bad(errc::empty_id, at / "id", "'' is empty");
-        }
-        if (out.id.size() > max_id_length) {
-            return bad(errc::id_too_long, at / "id", quote(out.id) + " is " + std::to_string(out.id.size()) +
-                                                         " bytes; the limit is " + std::to_string(max_id_length));
+        if (auto f = check_name(name_kind::node_id, out.id)) {
+            return bad(f.code(), at / "id", f.message());
         }
         if (auto f = text(n, at / "address", false, out.address)) {
             return f;
@@ -712,6 +711,12 @@ private:
         }
         if (auto f = text(n, at / "rack", false, out.where.rack)) {
             return f;
+        }
+        for (const auto& [part, value] : {std::pair{"region", &out.where.region}, std::pair{"zone", &out.where.zone},
+                                          std::pair{"rack", &out.where.rack}}) {
+            if (auto f = detail::check_name_as(name_kind::location_part, part, *value)) {
+                return bad(f.code(), at / part, f.message());
+            }
         }
         if (auto f = integers(n, at / "tokens", out.tokens)) {
             return f;
@@ -858,6 +863,9 @@ private:
             if (auto f = text(o, p / "node", true, entry.node)) {
                 return f;
             }
+            if (auto f = check_name(name_kind::node_id, entry.node)) {
+                return bad(f.code(), p / "node", f.message());
+            }
             const auto [it, fresh] = seen.emplace(find(o, "key")->text, i);
             if (!fresh) {
                 return bad(errc::invalid_override, p / "key",
@@ -891,8 +899,16 @@ private:
     }
 };
 
-/// Parses and reads; err is set on failure.
+/// Parses and reads; err is set on failure. The whole text is the document: nlohmann's lexer
+/// takes a NUL byte for the end of its input, so one is refused here, wherever it is.
 inline auto read(std::string_view text, snapshot_description& d) -> failure {
+    if (text.size() > max_document_size) {
+        return fail(errc::invalid_document, "$: the document is " + std::to_string(text.size()) +
+                                                " bytes, above the limit of " + std::to_string(max_document_size));
+    }
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        return fail(errc::invalid_document, "$: invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte");
+    }
     tree_builder tree;
     const bool parsed = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &tree);
     if (!parsed) {
@@ -1067,8 +1083,10 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
 /// epoch or parent_epoch the build would refuse (invalid_document); an unknown strategy,
 /// contract or parameter (unknown_strategy); a weight not > 0 or not finite (invalid_weight);
 /// an unknown state (invalid_state); an empty, over-long or repeated id (empty_id, id_too_long,
-/// duplicate_id); an unknown spread (invalid_argument); a reversed slot range
-/// (invalid_slot_range). Never throws.
+/// duplicate_id); an id, location part or override's node outside the name grammar
+/// (invalid_name; check_name), a cluster outside it (invalid_document); a text longer than
+/// max_document_size or holding a NUL byte (invalid_document); an unknown spread
+/// (invalid_argument); a reversed slot range (invalid_slot_range). Never throws.
 [[nodiscard]] inline auto read_description_json(std::string_view text, error_info& err)
     -> std::optional<snapshot_description> {
     return detail::jsonio::guarded(err, [&]() -> std::optional<snapshot_description> {

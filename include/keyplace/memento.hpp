@@ -89,8 +89,9 @@ public:
     [[nodiscard]] auto table_size() const noexcept -> std::uint32_t { return n_; }
     /// The memento: removed buckets in removal order.
     [[nodiscard]] auto removed() const noexcept -> std::span<const std::uint32_t> { return this->config_.removed; }
-    /// The bucket node i occupies.
+    /// The bucket node i occupies. Precondition: i < size(), checked by KEYPLACE_ASSERT.
     [[nodiscard]] auto bucket_of(node_index i) const noexcept -> std::uint32_t {
+        KEYPLACE_ASSERT(i.value < this->size());
         auto b = i.value;
         for (const std::uint32_t r : sorted_removed_) {  // the i-th bucket not removed
             if (r > b) {

@@ -4,6 +4,7 @@
 
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/rounding.hpp>
+#include <keyplace/detail/utf8.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/version.hpp>
 
@@ -58,14 +59,22 @@ inline auto format_weight(double w) -> std::string {
     return ec == std::errc{} ? std::string(buf, end) : std::string("?");
 }
 
-/// Checks one node on its own: id of 1 to max_id_length bytes, weight finite and > 0.
-[[nodiscard]] inline auto check_node(const node& n) -> failure {
-    if (n.id.empty()) {
+/// Checks an id's length: 1 to max_id_length bytes.
+[[nodiscard]] inline auto check_id_length(std::string_view id) -> failure {
+    if (id.empty()) {
         return fail(errc::empty_id, "node id is empty");
     }
-    if (n.id.size() > max_id_length) {
-        return fail(errc::id_too_long, "node id " + detail::quote(n.id) + " is " + std::to_string(n.id.size()) +
+    if (id.size() > max_id_length) {
+        return fail(errc::id_too_long, "node id " + detail::quote(id) + " is " + std::to_string(id.size()) +
                                            " bytes; the limit is " + std::to_string(max_id_length));
+    }
+    return {};
+}
+
+/// Checks one node on its own: id of 1 to max_id_length bytes, weight finite and > 0.
+[[nodiscard]] inline auto check_node(const node& n) -> failure {
+    if (auto f = check_id_length(n.id)) {
+        return f;
     }
     if (!(detail::is_finite(n.weight) && n.weight > 0.0)) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
@@ -123,6 +132,81 @@ template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
 }
 
 }  // namespace detail
+
+/// What a name names, for check_name.
+enum class name_kind : std::uint8_t {
+    node_id,        ///< a snapshot node's id, or the node an override names
+    location_part,  ///< a region, zone or rack (empty: absent)
+    cluster,        ///< a cluster name (also a path segment of etcd keys)
+    client_id,      ///< an etcd watcher's id (a path segment of etcd keys)
+};
+
+/// The longest cluster name and watcher client id, in bytes.
+inline constexpr std::size_t max_cluster_length = 255;
+
+/// Checks a name against the one grammar of names (README, "Names"), so that every line of text,
+/// list ("a,b") and spec entry ("ID=WEIGHT@REGION/ZONE/RACK") holds it as given: well-formed
+/// UTF-8 without control bytes, white space or any of , = @ * ~ # $ % ^; a node id, cluster or
+/// client id is not only dots; a location part, cluster or client id holds no '/'. Lengths: a
+/// node id 1 to max_id_length bytes (empty_id, id_too_long), a cluster or client id 1 to
+/// max_cluster_length, a location part 0 to max_id_length; any other failure is invalid_name.
+/// The message names the value (quoted, escaped, cut) and the offending byte.
+[[nodiscard]] inline auto check_name(name_kind kind, std::string_view name) -> error_info;
+
+namespace detail {
+
+/// check_name, the value called `what` in the message ("region", "cluster").
+[[nodiscard]] inline auto check_name_as(name_kind kind, std::string_view what, std::string_view name) -> failure {
+    const std::string lead = std::string(what) + " " + quote(name);
+    if (kind == name_kind::node_id) {
+        if (auto f = check_id_length(name)) {
+            return f;
+        }
+    } else {
+        const std::size_t lo = kind == name_kind::location_part ? 0 : 1;
+        const std::size_t hi = kind == name_kind::location_part ? max_id_length : max_cluster_length;
+        if (name.size() < lo || name.size() > hi) {
+            return fail(errc::invalid_name, lead + " is " + std::to_string(name.size()) + " bytes, not " +
+                                                std::to_string(lo) + " to " + std::to_string(hi));
+        }
+    }
+    const bool segment = kind != name_kind::node_id;  // no '/' where parts are joined with '/'
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        const bool reserved =
+            std::string_view(",=@*~#$%^ ").find(c) != std::string_view::npos || (segment && c == '/');
+        if (reserved || u < 0x20 || u == 0x7f) {
+            return fail(errc::invalid_name, lead + " contains " + quote(std::string_view(&c, 1)));
+        }
+    }
+    if (const auto at = invalid_utf8_at(name)) {
+        return fail(errc::invalid_name, lead + " is not UTF-8 (byte " + std::to_string(*at) + ")");
+    }
+    if (kind != name_kind::location_part && name.find_first_not_of('.') == std::string_view::npos) {
+        return fail(errc::invalid_name,
+                    lead + " is only dots" + (kind == name_kind::node_id ? " (list every node: 'a,...,b' is not a range)" : ""));
+    }
+    return {};
+}
+
+}  // namespace detail
+
+inline auto check_name(name_kind kind, std::string_view name) -> error_info {
+    constexpr std::string_view what[] = {"node id", "location part", "cluster", "client id"};
+    return detail::check_name_as(kind, what[static_cast<unsigned>(kind)], name);
+}
+
+/// check_name of a location's parts, naming the part ("region 'a b' contains ' ' ...").
+[[nodiscard]] inline auto check_location(const location& where) -> error_info {
+    const std::pair<std::string_view, const std::string*> parts[] = {
+        {"region", &where.region}, {"zone", &where.zone}, {"rack", &where.rack}};
+    for (const auto& [part, value] : parts) {
+        if (auto f = detail::check_name_as(name_kind::location_part, part, *value)) {
+            return f;
+        }
+    }
+    return {};
+}
 
 KEYPLACE_NAMESPACE_END
 

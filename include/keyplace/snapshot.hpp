@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -226,8 +227,6 @@ struct snapshot_description {
     friend auto operator==(const snapshot_description&, const snapshot_description&) -> bool = default;
 };
 
-/// The longest cluster name, in bytes.
-inline constexpr std::size_t max_cluster_length = 255;
 /// The most copies per key a snapshot's replication may ask for.
 inline constexpr std::size_t max_snapshot_copies = 64;
 /// How many probe keys the probe digest looks up (README, "Snapshots").
@@ -453,10 +452,11 @@ public:
         }
         return std::move(*s);
     }
-    /// Fails on: a format other than major 1, an empty or over-long cluster, epoch 0 or a parent
-    /// epoch not below it (invalid_document); an unknown strategy, contract or parameter, or a
-    /// parameter of the wrong kind (unknown_strategy); a node error (empty, over-long or duplicate
-    /// id, weight not finite and > 0); tokens or slots given to a strategy that takes none
+    /// Fails on: a format other than major 1, a cluster outside the name grammar (check_name),
+    /// epoch 0 or a parent epoch not below it (invalid_document); an unknown strategy, contract or
+    /// parameter, or a parameter of the wrong kind (unknown_strategy); a node error (empty,
+    /// over-long or duplicate id, weight not finite and > 0; an id, location part or override's
+    /// node outside the name grammar: invalid_name); tokens or slots given to a strategy that takes none
     /// (invalid_argument); no node that owns keys now, or none after (no_owner); whatever the
     /// strategy refuses; a stated fingerprint or probe digest other than the computed one
     /// (fingerprint_mismatch).
@@ -557,8 +557,9 @@ public:
         return d;
     }
     /// The description of the next epoch: this one with epoch + 1, parent_epoch = epoch, no
-    /// digests and no metadata; for strategy "partitions", the nodes list pending()'s table (the
-    /// table once the transition completes). Change its nodes, then build it.
+    /// digests and no metadata (after epoch 2^64-1, epoch 0, which a build refuses as an
+    /// overflow); for strategy "partitions", the nodes list pending()'s table (the table once the
+    /// transition completes). Change its nodes, then build it.
     [[nodiscard]] auto successor() const -> snapshot_description;
     /// successor() with these nodes' weights changed (id, weight); for strategy "partitions" the
     /// table listed is pending()'s claimed again for the new weights (partitions::transitioned:
@@ -930,12 +931,16 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
                                                         " is not one this library reads (" +
                                                         std::string(snapshot_format) + ")");
     }
-    if (d.cluster.empty() || d.cluster.size() > max_cluster_length) {
-        return detail::fail(errc::invalid_document, "cluster " + detail::quote(d.cluster) + " is not 1 to " +
-                                                        std::to_string(max_cluster_length) + " bytes");
+    if (auto bad = check_name(name_kind::cluster, d.cluster)) {
+        return detail::fail(errc::invalid_document, bad.message());
     }
     if (d.epoch == 0) {
-        return detail::fail(errc::invalid_document, "epoch 0: epochs start at 1");
+        // successor() of the last epoch: epoch + 1 wrapped to 0.
+        return detail::fail(errc::invalid_document,
+                            d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
+                                ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
+                                      ": the epoch would overflow (2^64-1 is the last)"
+                                : std::string("epoch 0: epochs start at 1"));
     }
     if (d.parent_epoch >= d.epoch) {
         return detail::fail(errc::invalid_document, "parent_epoch " + std::to_string(d.parent_epoch) +
@@ -1082,8 +1087,12 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                 points.push_back({t, static_cast<std::uint32_t>(i)});
             }
         }
-        take(compat::point_ring<std::uint64_t, xxh3>::try_build(
-            plain, compat::given_points<std::uint64_t>(std::move(points)), err));
+        auto chosen = compat::point_ring<std::uint64_t, xxh3>::try_build(
+            plain, compat::given_points<std::uint64_t>(std::move(points)), err);
+        if (chosen && (err = compat::check_chosen_points(*chosen))) {
+            chosen.reset();
+        }
+        take(std::move(chosen));
     } else if (sname == "partitions") {
         if (auto f = build_partitions(plain, from, built)) {
             return f;
@@ -1323,6 +1332,9 @@ inline auto snapshot::check_overrides() -> detail::failure {
                                                             std::to_string(o.key.size()) + " bytes, above " +
                                                             std::to_string(max_override_key_length));
         }
+        if (auto f = check_name(name_kind::node_id, o.node)) {
+            return detail::fail(f.code(), "override of key " + detail::quote(o.key) + ": " + f.message());
+        }
         const snapshot_node* n = find(o.node);
         if (n == nullptr) {
             return detail::fail(errc::unknown_id, "override of key " + detail::quote(o.key) + ": node " +
@@ -1395,6 +1407,12 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     for (const auto& n : d_.nodes) {
         if (auto f = detail::check_node(detail::as_node(n))) {
             return f;
+        }
+        if (auto f = check_name(name_kind::node_id, n.id)) {
+            return f;
+        }
+        if (auto f = check_location(n.where)) {
+            return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message());
         }
         if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
             return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +

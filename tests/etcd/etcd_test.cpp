@@ -258,7 +258,7 @@ TEST_CASE("etcd publish: of two concurrent publishes of one epoch exactly one wi
     CHECK(err.message() == "epoch 1 is not newer than the current epoch 2 of cluster 't-race'");
 }
 
-TEST_CASE("etcd publish: a retry of a published snapshot succeeds, a document that would not load back is refused",
+TEST_CASE("etcd publish: a retry of a published snapshot succeeds, and a name that would not load back never builds",
           "[etcd]") {
     const std::string cluster = "t-retry";
     etcd::client c(connection());
@@ -267,20 +267,37 @@ TEST_CASE("etcd publish: a retry of a published snapshot succeeds, a document th
     error_info err;
     CHECK(etcd::publish(c, first, err));  // current already holds epoch 1 with its fingerprint
     CHECK_FALSE(err);
-    // An id that is not UTF-8: JSON would write it as U+FFFD, another placement. Nothing is stored.
-    const snapshot bad = snapshot::build(description(cluster, 2, {"ok", std::string("caf\xe9")}));
-    CHECK_FALSE(etcd::publish(c, bad, err));
-    CHECK(err.code() == errc::invalid_argument);
-    CHECK(err.message().find("does not load back") != std::string::npos);
+    // An id that is not UTF-8 (JSON would write it as U+FFFD, another placement) and a cluster
+    // name with '/' (its keys would sit under another cluster's prefix) do not build at all now:
+    // the name grammar holds in the builder (check_name).
+    CHECK_THROWS_AS(snapshot::build(description(cluster, 2, {"ok", std::string("caf\xe9")})), keyplace::error);
+    CHECK_THROWS_AS(snap("t-retry/clients", 1), keyplace::error);
     CHECK_FALSE(c.get(etcd::snapshot_key(cluster, 2), err));
     CHECK_FALSE(err);
     const auto cur = etcd::read_current(c, cluster, err);
     REQUIRE(cur);
     CHECK(cur->epoch == 1);
-    // A cluster name with '/' would put its keys under another cluster's prefix.
-    CHECK_FALSE(etcd::publish(c, snap("t-retry/clients", 1), err));
-    CHECK(err.code() == errc::invalid_argument);
-    CHECK(err.message().find("no '/'") != std::string::npos);
+}
+
+TEST_CASE("etcd publish: a node that left in the current epoch may not return, and nothing is stored", "[etcd]") {
+    const std::string cluster = "t-tombstone";
+    etcd::client c(connection());
+    auto d = description(cluster, 1, {"n1", "n2", "n3", "n4"});
+    d.nodes[3].state = keyplace::node_state::left;
+    const snapshot first = snapshot::build(d);
+    must_publish(c, first);
+    auto next = first.successor();
+    next.nodes[3].state = keyplace::node_state::active;
+    error_info err;
+    CHECK_FALSE(etcd::publish(c, snapshot::build(next), err));
+    CHECK(err.code() == errc::invalid_state);
+    CHECK(err.message() == "epoch 2 not published: node 'n4' left at epoch 1 and may not return as active; give it "
+                           "a new id");
+    CHECK_FALSE(c.get(etcd::snapshot_key(cluster, 2), err));
+    CHECK_FALSE(err);
+    next.nodes[3].state = keyplace::node_state::left;
+    next.nodes[2].state = keyplace::node_state::leaving;
+    must_publish(c, snapshot::build(next));
 }
 
 TEST_CASE("etcd watcher: refuses a corrupted, a wrong-cluster and a mismatched document, then adopts a good one",
@@ -532,4 +549,35 @@ TEST_CASE("etcd watcher: adopts a snapshot whose document and current state its 
     REQUIRE(eventually([&] { return w.stats().epoch == 2; }));
     CHECK(rec.refusal_count() == 0);
     CHECK(rec.increasing());
+}
+
+TEST_CASE("etcd: every entry point refuses a cluster or client id outside the name grammar, before any request",
+          "[etcd][names]") {
+    // Nothing listens on port 9 of loopback: an answer there would be a transport error, not this.
+    etcd::client c(etcd::client_options{.endpoint = "http://127.0.0.1:9", .timeout = 2000ms});
+    const std::string long_name(300, 'c');
+    for (const std::string& cluster : {std::string("bar/clients"), std::string(), long_name, std::string("a\nb")}) {
+        INFO(cluster);
+        error_info err;
+        CHECK_FALSE(etcd::read_current(c, cluster, err));
+        CHECK(err.code() == errc::invalid_name);
+        err.clear();
+        CHECK_FALSE(etcd::load_current(c, cluster, err));
+        CHECK(err.code() == errc::invalid_name);
+        err.clear();
+        CHECK_FALSE(etcd::read_reports(c, cluster, err));
+        CHECK(err.code() == errc::invalid_name);
+        CHECK(err.message().rfind("cluster '", 0) == 0);
+        etcd::watcher_options o{.cluster = cluster, .client_id = "w1"};
+        CHECK(etcd::check_watcher_options(o).code() == errc::invalid_name);
+        CHECK_THROWS_AS(etcd::watcher(std::move(o)), keyplace::error);
+    }
+    for (const std::string& id : {std::string("a\nb"), std::string(), std::string("a/b")}) {
+        etcd::watcher_options o{.cluster = "eu", .client_id = id};
+        const auto f = etcd::check_watcher_options(o);
+        CHECK(f.code() == errc::invalid_name);
+        CHECK(f.message().rfind("client id '", 0) == 0);
+        CHECK_THROWS_AS(etcd::watcher(std::move(o)), keyplace::error);
+    }
+    CHECK_FALSE(etcd::check_watcher_options({.cluster = "eu", .client_id = "keyplace-cli-host-42"}));
 }

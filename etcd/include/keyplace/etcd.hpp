@@ -137,6 +137,10 @@ struct current_pointer {
     std::int64_t mod_revision = 0;
 };
 
+/// Every function taking a cluster name (read_current, load_current, read_reports, publish's
+/// snapshot's cluster) first checks it against the name grammar (check_name): invalid_name,
+/// before any request.
+
 /// Reads /keyplace/<cluster>/current: empty optional with err clear when nothing was published.
 [[nodiscard]] auto read_current(client& c, std::string_view cluster, error_info& err, std::int64_t* revision = nullptr)
     -> std::optional<current_pointer>;
@@ -147,9 +151,11 @@ struct current_pointer {
 
 /// Publishes s: stores its document at snapshots/<epoch> (once: an existing key must hold the
 /// same fingerprint), then moves `current` to it by a compare-and-swap on current's
-/// mod_revision, only to a higher epoch. Fails with stale_epoch (naming both epochs) when
-/// current is at s.epoch() or above, including when another publisher won the race; with
-/// split_brain when snapshots/<epoch> holds another fingerprint; or with the transport error.
+/// mod_revision, only to a higher epoch. Refuses, before storing anything, a snapshot in which a
+/// node left in the current one returns (check_successor: invalid_state). Fails with
+/// stale_epoch (naming both epochs) when current is at s.epoch() or above, including when
+/// another publisher won the race; with split_brain when snapshots/<epoch> holds another
+/// fingerprint; or with the transport error.
 [[nodiscard]] auto publish(client& c, const snapshot& s, error_info& err) -> bool;
 
 /// A client's report under /keyplace/<cluster>/clients/<id> (held by a lease).
@@ -198,6 +204,11 @@ struct watcher_stats {
     std::uint64_t reconnects = 0;   ///< watch streams re-established after an error
     std::chrono::steady_clock::duration since_contact{};  ///< since etcd last answered
 };
+
+/// Whether a watcher may be built with these options: the cluster and the client id follow the
+/// name grammar (check_name; invalid_name naming the value). The watcher's constructor throws
+/// (detail::raise) what this returns, before any network I/O.
+[[nodiscard]] auto check_watcher_options(const watcher_options& options) -> error_info;
 
 /// Keeps a publisher on the cluster's current snapshot: a background thread reads `current`,
 /// loads and verifies the snapshot, publishes it locally, reports itself under a lease, and

@@ -461,20 +461,8 @@ private:
             return f;
         }
         this->nodes_ = std::move(nodes);
-        // Tokens must be distinct: the ring sorts by (token, owner), so a repeat sits next to its
-        // first occurrence.
-        const auto tokens = this->points();
-        const auto owners = this->owners();
-        for (std::size_t i = 1; i < tokens.size(); ++i) {
-            if (tokens[i] == tokens[i - 1]) {
-                const auto& a = this->nodes_[owners[i - 1].value].id;
-                const auto& b = this->nodes_[owners[i].value].id;
-                return detail::fail(errc::duplicate_token,
-                                    owners[i] == owners[i - 1]
-                                        ? "node " + detail::quote(a) + " lists token " + std::to_string(tokens[i]) + " twice"
-                                        : "token " + std::to_string(tokens[i]) + " is owned by both " +
-                                              detail::quote(a) + " and " + detail::quote(b));
-            }
+        if (auto f = detail::distinct_points(this->points(), this->owners(), this->nodes(), "token")) {
+            return f;
         }
         index_topology();
         return {};

@@ -76,6 +76,23 @@ private:
     }
 };
 
+/// The rule of chosen points (strategy "tokens", whose points are a node's own choice, unlike
+/// the compat rings' derived points): every node holds at least one (no_points) and no point is
+/// listed twice (duplicate_token), naming the node and the point.
+template <std::integral Point, hasher KeyHash>
+[[nodiscard]] auto check_chosen_points(const point_ring<Point, KeyHash>& ring) -> error_info {
+    std::vector<bool> holds(ring.size(), false);
+    for (const node_index o : ring.owners()) {
+        holds[o.value] = true;
+    }
+    for (std::size_t i = 0; i < holds.size(); ++i) {
+        if (!holds[i]) {
+            return detail::fail(errc::no_points, "node " + detail::quote(ring.nodes()[i].id) + " has no tokens");
+        }
+    }
+    return detail::distinct_points(ring.points(), ring.owners(), ring.nodes(), "token");
+}
+
 }  // namespace compat
 KEYPLACE_NAMESPACE_END
 

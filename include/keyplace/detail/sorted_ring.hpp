@@ -21,6 +21,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -639,6 +640,25 @@ public:
 protected:
     ring_strategy() = default;
 };
+
+/// Fails if a ring sorted by (point, owner) lists a point twice (duplicate_token, naming the
+/// point and its owners among nodes): a repeat sits next to its first occurrence.
+template <class Point>
+[[nodiscard]] auto distinct_points(std::span<const Point> points, std::span<const node_index> owners,
+                                   std::span<const node> nodes, std::string_view what) -> failure {
+    for (std::size_t i = 1; i < points.size(); ++i) {
+        if (points[i] == points[i - 1]) {
+            const auto& a = nodes[owners[i - 1].value].id;
+            const auto& b = nodes[owners[i].value].id;
+            return fail(errc::duplicate_token, owners[i] == owners[i - 1]
+                                                   ? "node " + quote(a) + " lists " + std::string(what) + " " +
+                                                         std::to_string(points[i]) + " twice"
+                                                   : std::string(what) + " " + std::to_string(points[i]) +
+                                                         " is owned by both " + quote(a) + " and " + quote(b));
+        }
+    }
+    return {};
+}
 
 }  // namespace detail
 KEYPLACE_NAMESPACE_END
