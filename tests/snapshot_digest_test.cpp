@@ -459,7 +459,7 @@ TEST_CASE("snapshot: a relaxed replication's racks are in the fingerprint where 
 TEST_CASE("snapshot: descriptions differing in one field differ in fingerprint wherever placement differs",
           "[snapshot][fingerprint][property]") {
     std::uint64_t rng = 0x6b657970'6c616365ULL;
-    const auto below = [&](std::uint64_t n) { return keyplace::detail::splitmix64(rng) % n; };
+    const auto below = [&](std::size_t n) { return static_cast<std::size_t>(keyplace::detail::splitmix64(rng) % n); };
     const std::vector<std::string> strategies{"ring", "rendezvous", "maglev", "partitions", "modulo", "jump", "redis"};
     const std::vector<std::string> regions{"eu", "us"};
     const std::vector<std::string> zones{"z1", "z2", "z3"};
