@@ -315,7 +315,12 @@ auto curl_failure(const std::string& url, CURLcode rc, const char* detail_text, 
     if (detail_text != nullptr && detail_text[0] != '\0') {
         m += std::string(": ") + detail_text;
     }
-    const bool refused = rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR;
+    // The member's alert can also arrive as the read of a slow request times out.
+    const std::string_view text = detail_text != nullptr ? detail_text : "";
+    const bool alert = text.find("alert bad certificate") != std::string_view::npos ||
+                       text.find("alert certificate required") != std::string_view::npos;
+    const bool refused =
+        rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR || alert;
     if (without_cert && refused && url.starts_with("https://")) {
         m += " (no client certificate was given: a member that requires one refuses the connection)";
     }
@@ -383,6 +388,7 @@ struct client::impl {
         verdict what = verdict::refused;
         std::optional<json> answer;
         std::string message;
+        bool timed_out = false;  // the request's share of the deadline ran out: no word from the member
     };
 
     auto attempt(const std::string& endpoint, const char* path, const std::string& payload, bool with_token,
@@ -402,7 +408,8 @@ struct client::impl {
         curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
         if (rc != CURLE_OK) {
             return {lasting(rc) ? verdict::next_once : verdict::next, std::nullopt,
-                    curl_failure(url, rc, curl_detail, options.tls.cert_file.empty())};
+                    curl_failure(url, rc, curl_detail, options.tls.cert_file.empty()),
+                    rc == CURLE_OPERATION_TIMEDOUT};
         }
         long status = 0;
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -426,6 +433,7 @@ struct client::impl {
                   error_info& err, verdict& how) -> std::optional<json> {
         constexpr auto pause = std::chrono::milliseconds(50);  // between rounds: an election takes longer
         std::string last;
+        std::string telling;  // the last failure that came with a reason (not a timeout)
         std::size_t in_round = 0;
         bool again = false;  // whether a failure of this round may pass
         for (;;) {
@@ -440,6 +448,9 @@ struct client::impl {
                 case verdict::next: again = true; break;
                 case verdict::next_once: break;
             }
+            if (!r.timed_out) {
+                telling = r.message;
+            }
             last = std::move(r.message);
             current = (current + 1) % endpoints.size();
             if (++in_round == endpoints.size()) {
@@ -453,8 +464,14 @@ struct client::impl {
                 break;
             }
         }
+        // A last attempt cut short by the deadline says less than an earlier refusal.
+        const bool earlier = !telling.empty() && telling != last;
+        if (earlier) {
+            last = telling;
+        }
         if (endpoints.size() > 1) {
-            last += " (no endpoint of " + std::to_string(endpoints.size()) + " answered; this was the last)";
+            last += " (no endpoint of " + std::to_string(endpoints.size()) + " answered; this was the " +
+                    (earlier ? "last with a reason; the attempts after it timed out)" : "last)");
         }
         err = fail_transport(std::move(last));
         return std::nullopt;

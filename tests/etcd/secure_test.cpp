@@ -500,6 +500,7 @@ private:
             if (::poll(fds.data(), fds.size(), 50) <= 0) {
                 continue;
             }
+            const std::size_t polled = pairs.size();  // a pair accepted now is polled next round
             if ((fds[0].revents & POLLIN) != 0) {
                 pair p;
                 p.client = ::accept(listener_, nullptr, nullptr);
@@ -514,7 +515,7 @@ private:
                     close_pair(p);
                 }
             }
-            for (std::size_t i = 0; i < pairs.size(); ++i) {
+            for (std::size_t i = 0; i < polled; ++i) {
                 auto& p = pairs[i];
                 const auto from_client = fds[1 + 2 * i].revents;
                 const auto from_member = fds[2 + 2 * i].revents;
