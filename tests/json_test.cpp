@@ -918,10 +918,10 @@ TEST_CASE("json: errors of the build pass through, prefixed by what they concern
     build_refused(j, errc::no_owner, "nodes");
     j = base();
     j["nodes"][1]["tokens"] = {5};
-    build_refused(j, errc::invalid_argument, "nodes[1]");
+    refused(j, errc::invalid_argument, "nodes[1].tokens");  // the reader checks per-node data against the table
     j = base();
     j["strategy"]["params"]["vnodes"] = 0;
-    build_refused(j, errc::invalid_vnodes, "strategy.params.vnodes");
+    refused(j, errc::invalid_vnodes, "strategy.params.vnodes");  // and parameters' ranges
     j = base();
     j["strategy"] = {{"name", "maglev"}, {"contract", 1}, {"params", {{"table-size", 8}}}};
     build_refused(j, errc::table_size_not_prime, "strategy.params.table-size");

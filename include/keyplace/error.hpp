@@ -142,6 +142,15 @@ public:
     void clear() noexcept {
         code_ = errc{};
         message_.clear();
+        where_.clear();
+    }
+    /// Where the error is, as a document path ("strategy.params.vnodes", "nodes[3].tokens"),
+    /// when the check that failed knows it; empty otherwise. Not part of message().
+    [[nodiscard]] auto where() const noexcept -> const std::string& { return where_; }
+    /// This error with its location set.
+    [[nodiscard]] auto at(std::string where) && -> error_info {
+        where_ = std::move(where);
+        return std::move(*this);
     }
 
     friend auto operator==(const error_info& e, errc c) noexcept -> bool { return e.code_ == c; }
@@ -149,6 +158,7 @@ public:
 private:
     errc code_{};
     std::string message_;
+    std::string where_;
 };
 
 /// Thrown by the build functions and derivations. what() is error_info's message.

@@ -17,6 +17,8 @@
 #include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/ring.hpp>
+#include <keyplace/snapshot_description.hpp>
+#include <keyplace/strategy_table.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
@@ -43,200 +45,6 @@
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
-
-/// The format a snapshot document declares: "keyplace.snapshot/<major>" (or "/<major>.<minor>");
-/// this library reads major 1 and writes exactly this string.
-inline constexpr std::string_view snapshot_format = "keyplace.snapshot/1";
-
-/// A 128-bit digest (XXH3-128). hex() is the 32 hex digits xxhsum -H2 prints: the high half
-/// first, each half big-endian.
-struct digest128 {
-    std::uint64_t high = 0;
-    std::uint64_t low = 0;
-
-    [[nodiscard]] auto hex() const -> std::string {
-        constexpr char digits[] = "0123456789abcdef";
-        std::string out(32, '0');
-        for (int i = 0; i < 16; ++i) {
-            out[static_cast<std::size_t>(15 - i)] = digits[(high >> (4 * i)) & 0xfU];
-            out[static_cast<std::size_t>(31 - i)] = digits[(low >> (4 * i)) & 0xfU];
-        }
-        return out;
-    }
-    /// Parses exactly 32 hex digits (either case).
-    [[nodiscard]] static auto from_hex(std::string_view s) noexcept -> std::optional<digest128> {
-        if (s.size() != 32) {
-            return std::nullopt;
-        }
-        digest128 d;
-        for (std::size_t i = 0; i < 32; ++i) {
-            const char c = s[i];
-            std::uint64_t v = 0;
-            if (c >= '0' && c <= '9') {
-                v = static_cast<std::uint64_t>(c - '0');
-            } else if (c >= 'a' && c <= 'f') {
-                v = static_cast<std::uint64_t>(c - 'a' + 10);
-            } else if (c >= 'A' && c <= 'F') {
-                v = static_cast<std::uint64_t>(c - 'A' + 10);
-            } else {
-                return std::nullopt;
-            }
-            std::uint64_t& half = i < 16 ? d.high : d.low;
-            half = (half << 4) | v;
-        }
-        return d;
-    }
-
-    friend auto operator==(const digest128&, const digest128&) -> bool = default;
-};
-
-/// Where a node is in its life. Placement now uses active and leaving nodes; placement after the
-/// transition uses active and joining nodes; a left node is a tombstone that owns nothing.
-enum class node_state : std::uint8_t {
-    joining,  ///< owns nothing yet: the destination of the ranges it will own
-    active,   ///< owns keys now and after
-    leaving,  ///< still owns keys; its ranges are being handed off
-    left,     ///< a tombstone: owns nothing, and its id may not return as another node
-};
-
-[[nodiscard]] constexpr auto to_string(node_state s) noexcept -> std::string_view {
-    switch (s) {
-        case node_state::joining: return "joining";
-        case node_state::active: return "active";
-        case node_state::leaving: return "leaving";
-        case node_state::left: return "left";
-    }
-    return "?";
-}
-
-/// Parses "joining", "active", "leaving" or "left".
-[[nodiscard]] constexpr auto parse_node_state(std::string_view s) noexcept -> std::optional<node_state> {
-    for (const auto state : {node_state::joining, node_state::active, node_state::leaving, node_state::left}) {
-        if (to_string(state) == s) {
-            return state;
-        }
-    }
-    return std::nullopt;
-}
-
-/// Whether a node in this state owns keys now, and after the transition.
-[[nodiscard]] constexpr auto owns_now(node_state s) noexcept -> bool {
-    return s == node_state::active || s == node_state::leaving;
-}
-[[nodiscard]] constexpr auto owns_after(node_state s) noexcept -> bool {
-    return s == node_state::active || s == node_state::joining;
-}
-
-/// An inclusive range of Redis Cluster slots.
-struct slot_span {
-    std::uint16_t first = 0;
-    std::uint16_t last = 0;
-
-    friend auto operator==(const slot_span&, const slot_span&) -> bool = default;
-};
-
-/// Partitions first..last held at one rank (0: the owner) of a partition table (strategy
-/// "partitions").
-struct partition_span {
-    std::uint32_t first = 0;
-    std::uint32_t last = 0;
-    std::uint32_t rank = 0;
-
-    friend auto operator==(const partition_span&, const partition_span&) -> bool = default;
-};
-
-/// A node of a snapshot. id is what placement hashes; address is where to connect, never
-/// hashed (it may change without moving a key). tokens are a Cassandra node's tokens, slots a
-/// Redis node's slot ranges; the other strategies take neither.
-struct snapshot_node {
-    std::string id;
-    std::string address{};
-    double weight = 1.0;
-    location where{};
-    node_state state = node_state::active;
-    std::vector<std::int64_t> tokens{};
-    std::vector<slot_span> slots{};
-    std::vector<partition_span> partitions{};
-    /// The chosen 64-bit tokens of strategy "tokens" (the native ring of chosen points).
-    std::vector<std::uint64_t> points{};
-
-    friend auto operator==(const snapshot_node&, const snapshot_node&) -> bool = default;
-};
-
-/// A strategy parameter: a whole number or a name.
-using strategy_param = std::variant<std::uint64_t, std::string>;
-
-/// The placement function: a strategy name (as keyplace-cli names it), the contract version it
-/// implements, and every parameter that changes placement. A snapshot lists every parameter;
-/// a description may omit one to take its default.
-struct strategy_spec {
-    std::string name = "ring";
-    std::uint32_t contract = KEYPLACE_CONTRACT_VERSION;
-    std::map<std::string, strategy_param, std::less<>> params{};
-
-    friend auto operator==(const strategy_spec&, const strategy_spec&) -> bool = default;
-};
-
-/// Copies per key (replica_placer over the strategy's preference order); count 0 = one owner.
-struct replication_spec {
-    std::size_t count = 0;
-    failure_domain spread = failure_domain::node;
-    /// Fewer domains than copies: refuse the snapshot, or place each key's copies best effort.
-    /// Not in the fingerprint itself: where fail builds, relax places every copy the same way
-    /// (the finer domain levels a relaxed placement reads are: README, "Fingerprint").
-    shortfall on_shortfall = shortfall::fail;
-
-    friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
-};
-
-/// Operational fields: never part of placement or of a digest.
-struct snapshot_metadata {
-    std::uint64_t created_ms = 0;
-    std::string author{};
-    std::string reason{};
-
-    friend auto operator==(const snapshot_metadata&, const snapshot_metadata&) -> bool = default;
-};
-
-/// An explicit owner for one key (the "shard map" entry of a celebrity key), consulted before the
-/// strategy by every lookup that takes the key itself. node is the id of an active node.
-struct key_override {
-    std::string key;
-    std::string node;
-
-    friend auto operator==(const key_override&, const key_override&) -> bool = default;
-};
-
-/// Everything a snapshot is built from (what a document holds).
-struct snapshot_description {
-    std::string format{snapshot_format};
-    std::string cluster;
-    std::uint64_t epoch = 1;
-    std::uint64_t parent_epoch = 0;
-    strategy_spec strategy{};
-    std::vector<snapshot_node> nodes{};
-    replication_spec replication{};
-    snapshot_metadata metadata{};
-    /// The digests the document states: a build refuses a snapshot whose computed digest differs.
-    std::optional<digest128> fingerprint{};
-    std::optional<digest128> probe{};
-    /// Keys placed on a named node whatever the strategy says (README, "Overrides"); a built
-    /// snapshot lists them in bytewise order of key.
-    std::vector<key_override> overrides{};
-
-    friend auto operator==(const snapshot_description&, const snapshot_description&) -> bool = default;
-};
-
-/// The most copies per key a snapshot's replication may ask for.
-inline constexpr std::size_t max_snapshot_copies = 64;
-/// How many probe keys the probe digest looks up (README, "Snapshots").
-inline constexpr std::size_t probe_key_count = 4096;
-/// The most overrides a snapshot holds, and the longest key one may name, in bytes.
-inline constexpr std::size_t max_overrides = 4096;
-inline constexpr std::size_t max_override_key_length = 1024;
-
-/// Probe key i: "keyplace.probe." followed by i in decimal.
-[[nodiscard]] inline auto probe_key(std::size_t i) -> std::string { return "keyplace.probe." + std::to_string(i); }
 
 namespace detail {
 
@@ -587,7 +395,6 @@ private:
 
     auto assign(const snapshot_description& d) -> detail::failure;
     static auto check_header(const snapshot_description& d) -> detail::failure;
-    static auto fill_params(strategy_spec& spec) -> detail::failure;
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
                          const placement* from = nullptr) const -> detail::failure;
     auto build_partitions(const std::vector<node>& plain, const placement* from,
@@ -609,80 +416,8 @@ private:
 
 namespace detail {
 
-/// A parameter of a strategy, its default, and whether it is a number or one of some names.
-struct param_rule {
-    std::string_view name;
-    strategy_param fallback;
-    std::span<const std::string_view> names{};  // empty: a number
-};
-
-inline constexpr std::string_view envoy_ring_hashes[] = {"xxh64", "murmur2-envoy"};
-inline constexpr std::string_view ketama_unweighted_hashes[] = {"one-at-a-time", "md5-ketama"};
-inline constexpr std::string_view spread_levels[] = {"node", "rack", "zone", "region"};
-
-/// One snapshot strategy: its name and parameters.
-struct strategy_rule {
-    std::string_view name;
-    std::vector<param_rule> params;
-};
-
-template <class = void>  // instantiated only where used
-auto strategy_rules() -> const std::vector<strategy_rule>& {
-    static const std::vector<strategy_rule> rules = {
-        {"ring", {{"vnodes", std::uint64_t{ring_config{}.vnodes}}}},
-        {"rendezvous", {}},
-        {"jump", {}},
-        {"jump-guava", {}},
-        {"maglev", {{"table-size", std::uint64_t{maglev_config{}.table_size}}}},
-        {"modulo", {}},
-        {"envoy-ring",
-         {{"hash", std::string("xxh64"), envoy_ring_hashes},
-          {"max-ring-size", std::uint64_t{compat::envoy_ring_hash_config{}.max_ring_size}},
-          {"min-ring-size", std::uint64_t{compat::envoy_ring_hash_config{}.min_ring_size}}}},
-        {"envoy-maglev", {{"table-size", std::uint64_t{compat::envoy_maglev_config{}.table_size}}}},
-        {"ketama", {}},
-        {"ketama-spy", {}},
-        {"ketama-unweighted", {{"hash", std::string("one-at-a-time"), ketama_unweighted_hashes}}},
-        {"libketama", {}},
-        {"hash-ring", {}},
-        {"cassandra", {}},
-        {"redis", {}},
-        {"tokens", {}},
-        {"partitions",
-         {{"partitions", std::uint64_t{partitions_config{}.partitions}},
-          {"replicas", std::uint64_t{partitions_config{}.replicas}},
-          {"spread", std::string("node"), spread_levels}}},
-    };
-    return rules;
-}
-
-/// The names of the strategies a snapshot can hold, comma-separated.
-inline auto snapshot_strategy_names() -> std::string {
-    std::string out;
-    for (const auto& r : strategy_rules()) {
-        out += (out.empty() ? "" : ", ") + std::string(r.name);
-    }
-    return out;
-}
-
-inline auto param_text(const strategy_param& p) -> std::string {
-    return std::holds_alternative<std::uint64_t>(p) ? std::to_string(std::get<std::uint64_t>(p))
-                                                    : quote(std::get<std::string>(p));
-}
-
 /// The strategy member a snapshot node becomes.
 inline auto as_node(const snapshot_node& n) -> node { return node{n.id, n.weight, n.where}; }
-
-/// A whole-number weight for the strategies that take integers (ketama).
-inline auto whole_weight(const snapshot_node& n, std::uint64_t& out) -> failure {
-    if (!(n.weight >= 1.0 && n.weight <= 9007199254740992.0) ||
-        static_cast<double>(static_cast<std::uint64_t>(n.weight)) != n.weight) {
-        return fail(errc::invalid_weight, "node " + quote(n.id) + ": weight " + format_weight(n.weight) +
-                                              " is not a whole number from 1 to 2^53 (ketama weights are integers)");
-    }
-    out = static_cast<std::uint64_t>(n.weight);
-    return {};
-}
 
 /// Replica placement of S, type-erased for placement::copies.
 template <class S>
@@ -690,13 +425,43 @@ auto place_copies(const void* p, std::uint64_t point, std::span<node_index> out)
     return static_cast<const replica_placer<S>*>(p)->place(point, out).placed;
 }
 
+/// How S's built state enters the fingerprint: what encode_state writes for it.
+template <class S>
+constexpr auto encoding_of() -> state_encoding {
+    if constexpr (is_partition_table<S>) {
+        return state_encoding::partition_table;
+    } else if constexpr (region_strategy<S>) {
+        return is_arc_regions<std::remove_cvref_t<decltype(std::declval<const S&>().regions())>>
+                   ? state_encoding::arcs
+                   : state_encoding::residues;
+    } else {
+        return state_encoding::members;
+    }
+}
+
+/// Whether the strategy table's row for a name states what the engine S is: its node order, its
+/// derivations, its fingerprint encoding and whether it has a preference order.
+template <class S>
+constexpr auto row_states(std::string_view name) -> bool {
+    const strategy_row* row = find_strategy(name);
+    if (row == nullptr || row->encoding != encoding_of<S>() ||
+        row->preference_order != ordered_placement_strategy<S>) {
+        return false;
+    }
+    if constexpr (requires { S::lifecycle_order; }) {
+        return row->order == S::lifecycle_order && row->derives == S::lifecycle_derivation;
+    } else {
+        return true;
+    }
+}
+
 /// The canonical encoding of a built strategy's state: the ring's points and owners, the
 /// table's (or modulus's) owner of every residue, or the node list (README, "Fingerprint").
 template <class S>
 void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t> rank) {
+    h.u8(static_cast<std::uint8_t>(encoding_of<S>()));
     if constexpr (is_partition_table<S>) {
         // Every rank of every partition: the regions carry only the owners.
-        h.u8(4);
         h.le32(s.partition_count());
         h.le32(s.replica_count());
         for (std::uint32_t p = 0; p < s.partition_count(); ++p) {
@@ -708,7 +473,6 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
         const auto r = s.regions();
         if constexpr (is_arc_regions<std::remove_cvref_t<decltype(r)>>) {
             using P = std::remove_cvref_t<decltype(r.points[0])>;
-            h.u8(1);
             h.u8(static_cast<std::uint8_t>(sizeof(P)));
             h.u8(r.rule == lookup_rule::at_or_after ? 0 : 1);
             h.le64(r.points.size());
@@ -717,14 +481,12 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
                 h.le32(rank[r.owners[i].value]);
             }
         } else {
-            h.u8(2);
             h.le64(r.modulus);
             for (std::uint64_t x = 0; x < r.modulus; ++x) {
                 h.le32(rank[s.pick(x).value]);
             }
         }
     } else {
-        h.u8(3);
         h.le32(static_cast<std::uint32_t>(s.size()));
         for (std::size_t i = 0; i < s.size(); ++i) {
             h.le32(rank[i]);
@@ -735,6 +497,33 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
         }
     }
 }
+
+// The strategy table states each engine (a row that disagrees with its engine does not compile),
+// and its defaults are the engines' configuration defaults.
+static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") && row_states<jump>("jump") &&
+              row_states<jump_guava>("jump-guava") && row_states<maglev>("maglev") && row_states<modulo>("modulo") &&
+              row_states<compat::envoy_ring_hash>("envoy-ring") && row_states<compat::envoy_maglev>("envoy-maglev") &&
+              row_states<compat::ketama_ring<compat::md5_ketama>>("ketama") &&
+              row_states<compat::ketama_ring<compat::md5_ketama>>("ketama-spy") &&
+              row_states<compat::ketama_ring<compat::one_at_a_time>>("ketama-unweighted") &&
+              row_states<compat::ketama_ring<compat::md5_ketama>>("libketama") &&
+              row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
+              row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
+              row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions"));
+static_assert(find_strategy("ring")->param("vnodes")->number_default == ring_config{}.vnodes &&
+              find_strategy("ring")->param("vnodes")->max == ring_max_points);
+static_assert(find_strategy("maglev")->param("table-size")->number_default == maglev_config{}.table_size &&
+              find_strategy("maglev")->param("table-size")->max == maglev_max_table_size);
+static_assert(find_strategy("envoy-ring")->param("min-ring-size")->number_default ==
+                  compat::envoy_ring_hash_config{}.min_ring_size &&
+              find_strategy("envoy-ring")->param("max-ring-size")->number_default ==
+                  compat::envoy_ring_hash_config{}.max_ring_size);
+static_assert(find_strategy("envoy-maglev")->param("table-size")->number_default ==
+              compat::envoy_maglev_config{}.table_size);
+static_assert(find_strategy("partitions")->param("partitions")->number_default == partitions_config{}.partitions &&
+              find_strategy("partitions")->param("partitions")->max == max_partitions &&
+              find_strategy("partitions")->param("replicas")->number_default == partitions_config{}.replicas &&
+              find_strategy("partitions")->param("replicas")->max == max_partition_replicas);
 
 /// Each snapshot node's partitions in a table: runs of consecutive partitions at one rank.
 inline void write_partition_spans(const partitions& table, const placement& p, std::vector<snapshot_node>& nodes) {
@@ -949,54 +738,6 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
     return {};
 }
 
-inline auto snapshot::fill_params(strategy_spec& spec) -> detail::failure {
-    const detail::strategy_rule* rule = nullptr;
-    for (const auto& r : detail::strategy_rules()) {
-        rule = r.name == spec.name ? &r : rule;
-    }
-    if (rule == nullptr) {
-        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " is not one of " +
-                                                        detail::snapshot_strategy_names());
-    }
-    if (spec.contract != KEYPLACE_CONTRACT_VERSION) {
-        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " at contract " +
-                                                        std::to_string(spec.contract) + ": this library implements " +
-                                                        std::to_string(KEYPLACE_CONTRACT_VERSION));
-    }
-    for (const auto& [name, value] : spec.params) {
-        const detail::param_rule* p = nullptr;
-        for (const auto& r : rule->params) {
-            p = r.name == name ? &r : p;
-        }
-        if (p == nullptr) {
-            return detail::fail(errc::unknown_strategy,
-                                "strategy " + detail::quote(spec.name) + " has no parameter " + detail::quote(name));
-        }
-        if (value.index() != p->fallback.index()) {
-            return detail::fail(errc::unknown_strategy, "parameter " + detail::quote(name) + " of " +
-                                                            detail::quote(spec.name) + ": " + detail::param_text(value) +
-                                                            " is not " + (p->names.empty() ? "a number" : "a name"));
-        }
-        if (!p->names.empty()) {
-            bool ok = false;
-            std::string known;
-            for (const auto n : p->names) {
-                ok = ok || n == std::get<std::string>(value);
-                known += (known.empty() ? "" : ", ") + std::string(n);
-            }
-            if (!ok) {
-                return detail::fail(errc::unknown_strategy, "parameter " + detail::quote(name) + " of " +
-                                                                detail::quote(spec.name) + ": " +
-                                                                detail::param_text(value) + " is not one of " + known);
-            }
-        }
-    }
-    for (const auto& r : rule->params) {
-        spec.params.try_emplace(std::string(r.name), r.fallback);
-    }
-    return {};
-}
-
 inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                                       std::shared_ptr<const placement>& out, const placement* from) const
     -> detail::failure {
@@ -1006,36 +747,16 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         return std::get<std::string>(spec.params.find(n)->second);
     };
     const std::string_view sname = spec.name;
-    const bool takes_tokens = sname == "cassandra";
-    const bool takes_slots = sname == "redis";
-    const bool takes_partitions = sname == "partitions";
-    const bool takes_points = sname == "tokens";
+    const strategy_row& row = *find_strategy(sname);
     bool any_slots = false;
     std::vector<node> plain;
     for (const auto m : members) {
-        const auto& n = d_.nodes[m];
-        if (!n.tokens.empty() && !takes_tokens) {
-            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
-                                                            ": tokens apply only to strategy 'cassandra'");
-        }
-        if (!n.slots.empty() && !takes_slots) {
-            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
-                                                            ": slots apply only to strategy 'redis'");
-        }
-        if (!n.points.empty() && !takes_points) {
-            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
-                                                            ": points apply only to strategy 'tokens'");
-        }
-        if (!n.partitions.empty() && !takes_partitions) {
-            return detail::fail(errc::invalid_argument, "node " + detail::quote(n.id) +
-                                                            ": partitions apply only to strategy 'partitions'");
-        }
-        any_slots = any_slots || !n.slots.empty();
-        plain.push_back(detail::as_node(n));
+        any_slots = any_slots || !d_.nodes[m].slots.empty();
+        plain.push_back(detail::as_node(d_.nodes[m]));
     }
     error_info err;
     std::optional<variant> built;
-    bool as_given = false;  // strategy node i is members[i]; otherwise nodes are sorted by id
+    const bool as_given = row.order == node_order::as_given;  // strategy node i is members[i]
     const auto take = [&](auto&& maybe) {
         if (maybe) {
             built.emplace(std::move(*maybe));
@@ -1050,10 +771,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     } else if (sname == "rendezvous") {
         take(rendezvous::try_build(plain, err));
     } else if (sname == "jump") {
-        as_given = true;
         take(jump::try_build(plain, err));
     } else if (sname == "jump-guava") {
-        as_given = true;
         take(jump_guava::try_build(plain, err));
     } else if (sname == "maglev") {
         take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
@@ -1071,7 +790,6 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         c.table_size = number("table-size");
         take(compat::envoy_maglev::try_build(plain, c, err));
     } else if (sname == "cassandra") {
-        as_given = true;
         std::vector<compat::cassandra_endpoint> eps;
         for (const auto m : members) {
             const auto& n = d_.nodes[m];
@@ -1080,7 +798,6 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         }
         take(compat::cassandra_ring::try_build(eps, err));
     } else if (sname == "tokens") {
-        as_given = true;
         std::vector<ring_point<std::uint64_t>> points;
         for (std::size_t i = 0; i < members.size(); ++i) {
             for (const auto t : d_.nodes[members[i]].points) {
@@ -1124,15 +841,10 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
             }
             take(compat::redis_cluster::try_build(plain, ranges, err));
         }
-    } else {  // the ketama dialects
-        as_given = true;
+    } else {  // the ketama dialects (whole weights: check_node_data)
         std::vector<compat::ketama_server> servers;
         for (const auto m : members) {
-            compat::ketama_server s{d_.nodes[m].id, 1};
-            if (auto f = detail::whole_weight(d_.nodes[m], s.weight)) {
-                return f;
-            }
-            servers.push_back(std::move(s));
+            servers.push_back({d_.nodes[m].id, static_cast<std::uint64_t>(d_.nodes[m].weight)});
         }
         using compat::ketama_dialect;
         if (sname == "ketama-unweighted") {
@@ -1392,9 +1104,11 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     d_.format = std::string(snapshot_format);
     d_.fingerprint.reset();
     d_.probe.reset();
-    if (auto f = fill_params(d_.strategy)) {
+    if (auto f = check_strategy(d_.strategy)) {
         return f;
     }
+    fill_defaults(d_.strategy);
+    const strategy_row& row = *find_strategy(d_.strategy.name);
     if (d_.replication.count <= 1) {  // one owner, whatever the spread
         d_.replication = {};
     }
@@ -1404,7 +1118,8 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     // Every node on its own, ids unique (whatever the state: a tombstone keeps its id).
     std::vector<std::string_view> ids;
-    for (const auto& n : d_.nodes) {
+    for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+        const auto& n = d_.nodes[i];
         if (auto f = detail::check_node(detail::as_node(n))) {
             return f;
         }
@@ -1418,6 +1133,9 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
             return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
                                                          std::to_string(static_cast<unsigned>(n.state)) +
                                                          " is not joining, active, leaving or left");
+        }
+        if (auto f = check_node_data(row, n, i)) {
+            return f;
         }
         ids.push_back(n.id);
     }

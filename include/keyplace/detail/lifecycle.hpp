@@ -6,6 +6,7 @@
 
 #include <keyplace/config.hpp>
 #include <keyplace/detail/lazy.hpp>
+#include <keyplace/detail/strategy_kinds.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
@@ -30,17 +31,6 @@ struct no_config {
 
 namespace detail {
 
-/// Which derivations a strategy offers.
-enum class derivation : std::uint8_t {
-    none,         ///< rebuild from new input (a slot map, a ring of given points)
-    append_only,  ///< push_back / pop_back (jump: buckets are numbered)
-    any,          ///< with / without any node
-};
-
-/// How a strategy orders its nodes: sorted by id (input order never matters), or as given
-/// (the reference system's server index, jump's buckets).
-enum class node_order : std::uint8_t { by_id, as_given };
-
 /// The lifecycle, written once. Derived provides, privately (befriending this class):
 ///   - a default constructor and `assign(std::span<const Member>, const Config&) -> failure`,
 ///     which validates everything and fills nodes_ and its engine, or returns the failure and
@@ -57,6 +47,9 @@ class lifecycle {
 public:
     using member_type = Member;
     using config_type = Config;
+    /// The derivations it offers and how it orders its nodes (the strategy table states both).
+    static constexpr derivation lifecycle_derivation = Derives;
+    static constexpr node_order lifecycle_order = Order;
 
     /// Builds a value; throws keyplace::error (see the strategy for the conditions).
     [[nodiscard]] static auto build(std::span<const Member> members, const Config& config = Config{}) -> Derived {

@@ -1,0 +1,211 @@
+// Tests of strategy_table.hpp: every row is a strategy a snapshot builds, with its defaults; every
+// parameter's range and kind is refused at the location the table names; per-node data goes only
+// to the rows that take it; and the document reader and the C++ builder refuse each semantic
+// error the same way (one check, two entry forms).
+#include "keyplace_catch.hpp"
+
+#include <keyplace/json.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/strategy_table.hpp>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace table_test {
+
+using keyplace::errc;
+using keyplace::snapshot;
+using keyplace::snapshot_description;
+using keyplace::snapshot_node;
+using keyplace::strategy_table;
+
+/// A description the row's strategy builds: three nodes with the per-node data it takes.
+auto buildable(const keyplace::strategy_row& row) -> snapshot_description {
+    snapshot_description d;
+    d.cluster = "table";
+    d.strategy.name = std::string(row.name);
+    for (int i = 0; i < 3; ++i) {
+        snapshot_node n{"10.0.0." + std::to_string(i + 1) + ":11211"};
+        n.where = {"eu", "z" + std::to_string(i), "r1"};
+        if (row.per_node == keyplace::node_data::tokens) {
+            n.tokens = {std::int64_t{-4000000000000000000} + i * std::int64_t{3000000000000000000}};
+        } else if (row.per_node == keyplace::node_data::points) {
+            n.points = {std::uint64_t{1} << 60 | static_cast<std::uint64_t>(i) << 62};
+        }
+        d.nodes.push_back(std::move(n));
+    }
+    if (row.name == "maglev" || row.name == "envoy-maglev") {
+        d.strategy.params["table-size"] = std::uint64_t{1009};  // a fast build; the default is tested below
+    }
+    return d;
+}
+
+/// A JSON document of a description (the library's own writer).
+auto document(const snapshot_description& d) -> std::string { return keyplace::write_description_json(d); }
+
+/// The reader refuses text as the builder refuses d: the same code, and the message is the
+/// builder's where() and message.
+void same_refusal(const snapshot_description& d, errc code, const std::string& where) {
+    keyplace::error_info built;
+    CHECK_FALSE(snapshot::try_build(d, built).has_value());
+    CHECK(built.code() == code);
+    CHECK(built.where() == where);
+    INFO(built.message());
+    keyplace::error_info read;
+    CHECK_FALSE(keyplace::read_description_json(document(d), read).has_value());
+    CHECK(read.code() == code);
+    CHECK(read.message() == where + ": " + built.message());
+}
+
+}  // namespace table_test
+
+using namespace table_test;
+
+TEST_CASE("strategy table: every row builds a snapshot with its defaults filled in") {
+    std::set<std::string_view> names;
+    for (const auto& row : strategy_table) {
+        INFO(row.name);
+        CHECK(names.insert(row.name).second);  // one row per name
+        CHECK(keyplace::find_strategy(row.name) == &row);
+        const auto d = buildable(row);
+        keyplace::error_info err;
+        const auto s = snapshot::try_build(d, err);
+        REQUIRE(s.has_value());
+        // Every parameter of the row is listed, a default where the description left it out.
+        CHECK(s->strategy().params.size() == row.params.size());
+        for (const auto& p : row.params) {
+            const auto it = s->strategy().params.find(p.name);
+            REQUIRE(it != s->strategy().params.end());
+            if (d.strategy.params.contains(p.name)) {
+                continue;
+            }
+            if (p.kind == keyplace::param_kind::number) {
+                CHECK(std::get<std::uint64_t>(it->second) == p.number_default);
+            } else {
+                CHECK(std::get<std::string>(it->second) == p.name_default);
+            }
+        }
+        // Copies beyond the owner exactly where the row states a preference order.
+        auto replicated = d;
+        replicated.replication.count = 2;
+        CHECK(snapshot::try_build(replicated, err).has_value() == row.preference_order);
+        // Node order is part of the function exactly where the row says so: the same nodes in
+        // another order give another fingerprint only then (a fact of these three nodes, whose
+        // as-given strategies all number or rank them by position).
+        auto reversed = d;
+        std::swap(reversed.nodes.front(), reversed.nodes.back());
+        const auto r = snapshot::try_build(reversed, err);
+        REQUIRE(r.has_value());
+        if (row.order == keyplace::node_order::by_id) {
+            CHECK(r->fingerprint() == s->fingerprint());
+        }
+    }
+    CHECK(names.size() == 17);
+    CHECK(keyplace::find_strategy("consistent") == nullptr);
+}
+
+TEST_CASE("strategy table: a range-checked parameter is refused just outside its range, at its location") {
+    std::size_t checked = 0;
+    for (const auto& row : strategy_table) {
+        for (const auto& p : row.params) {
+            if (p.kind != keyplace::param_kind::number || !p.range_checked) {
+                continue;
+            }
+            INFO(row.name << " " << p.name);
+            for (const std::uint64_t bad : {p.min - 1, p.max + 1}) {
+                auto d = buildable(row);
+                d.strategy.params[std::string(p.name)] = bad;
+                same_refusal(d, p.range_error, "strategy.params." + std::string(p.name));
+                keyplace::error_info err;
+                (void)snapshot::try_build(d, err);
+                CHECK(err.message() == std::string(p.noun) + " " + std::to_string(bad) + " is outside " +
+                                           std::to_string(p.min) + ".." + std::to_string(p.max));
+            }
+            ++checked;
+        }
+    }
+    CHECK(checked == 3);  // ring's vnodes, partitions' partitions and replicas
+}
+
+TEST_CASE("strategy table: unknown names, contracts, parameters and kinds, once for both entry forms") {
+    auto d = buildable(*keyplace::find_strategy("ring"));
+    d.strategy.name = "consistent";
+    same_refusal(d, errc::unknown_strategy, "strategy.name");
+    d = buildable(*keyplace::find_strategy("ring"));
+    d.strategy.contract = 2;
+    same_refusal(d, errc::unknown_strategy, "strategy.contract");
+    d.strategy.contract = 1;
+    d.strategy.params["vnode"] = std::uint64_t{4};
+    same_refusal(d, errc::unknown_strategy, "strategy.params.vnode");
+    keyplace::error_info err;
+    (void)snapshot::try_build(d, err);
+    CHECK(err.message() == "strategy 'ring' has no parameter 'vnode' (it takes vnodes)");
+    d = buildable(*keyplace::find_strategy("rendezvous"));
+    d.strategy.params["vnodes"] = std::uint64_t{4};
+    (void)snapshot::try_build(d, err);
+    CHECK(err.message() == "strategy 'rendezvous' has no parameter 'vnodes' (it takes none)");
+    d = buildable(*keyplace::find_strategy("ring"));
+    d.strategy.params["vnodes"] = std::string("many");
+    same_refusal(d, errc::unknown_strategy, "strategy.params.vnodes");
+    d = buildable(*keyplace::find_strategy("partitions"));
+    d.strategy.params["spread"] = std::string("shelf");
+    same_refusal(d, errc::unknown_strategy, "strategy.params.spread");
+    (void)snapshot::try_build(d, err);
+    CHECK(err.message() == "parameter 'spread' of 'partitions': 'shelf' is not one of node, rack, zone, region");
+    d.strategy.params["spread"] = std::uint64_t{2};
+    same_refusal(d, errc::unknown_strategy, "strategy.params.spread");
+    // A parameter name that is not a plain key is shown as the reader's paths show it.
+    d = buildable(*keyplace::find_strategy("ring"));
+    d.strategy.params["v nodes"] = std::uint64_t{4};
+    same_refusal(d, errc::unknown_strategy, "strategy.params['v nodes']");
+}
+
+TEST_CASE("strategy table: per-node data goes only to the rows that take it") {
+    std::size_t refused = 0;
+    for (const auto& row : strategy_table) {
+        for (const auto data : {keyplace::node_data::tokens, keyplace::node_data::slots, keyplace::node_data::points,
+                                keyplace::node_data::partition_spans}) {
+            if (data == row.per_node) {
+                continue;
+            }
+            INFO(row.name << " " << keyplace::to_string(data));
+            auto d = buildable(row);
+            auto& n = d.nodes[1];
+            switch (data) {
+                case keyplace::node_data::tokens: n.tokens = {5}; break;
+                case keyplace::node_data::slots: n.slots = {{0, 10}}; break;
+                case keyplace::node_data::points: n.points = {5}; break;
+                default: n.partitions = {{0, 0, 0}}; break;
+            }
+            same_refusal(d, errc::invalid_argument, "nodes[1]." + std::string(keyplace::to_string(data)));
+            ++refused;
+        }
+    }
+    CHECK(refused == 17 * 4 - 4);  // one row takes each kind of data
+    // Also a tombstone's: a left node keeps its id, never data its strategy does not read.
+    auto d = buildable(*keyplace::find_strategy("ring"));
+    d.nodes.push_back({"gone"});
+    d.nodes.back().state = keyplace::node_state::left;
+    d.nodes.back().tokens = {1};
+    same_refusal(d, errc::invalid_argument, "nodes[3].tokens");
+}
+
+TEST_CASE("strategy table: whole weights where the row needs them") {
+    for (const auto& row : strategy_table) {
+        INFO(row.name);
+        auto d = buildable(row);
+        d.nodes[2].weight = 1.5;
+        keyplace::error_info err;
+        const bool built = snapshot::try_build(d, err).has_value();
+        if (row.whole_weights) {
+            CHECK_FALSE(built);
+            same_refusal(d, errc::invalid_weight, "nodes[2].weight");
+        } else if (!built) {
+            // Other rows that refuse 1.5 do so in their engine's words (jump's buckets), after the
+            // document reads.
+            CHECK(err.where().empty());
+        }
+    }
+}
