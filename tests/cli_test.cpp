@@ -1039,6 +1039,45 @@ TEST_CASE("cli: snapshot create writes a document that verify reads back with th
     CHECK(owners.out == s.owner("user:1").id + "\n");
 }
 
+TEST_CASE("cli: a multiprobe snapshot: created, verified, located as the engine locates, and carried by next",
+          "[cli][snapshot]") {
+    // multiprobe_k5_joining of tests/golden/snapshot_digests_v2.txt: the fingerprint and probe
+    // digest come from the independent generator.
+    const auto created = run_cli({"snapshot", "create", "--strategy", "multiprobe", "--probes", "5", "--nodes",
+                                  "n2,n10,n1,n3", "--states", "n3=joining", "--cluster", "mp"});
+    REQUIRE(created.status == 0);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"5b91430bf949c55853b4037697a7269c\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"probe\": \"865d21f4480e3ea2906bd06dbf1147dc\""));
+    const auto path = temp_file("kp_cli_mp.json", created.out);
+    const auto v = run_cli({"snapshot", "verify", path});
+    REQUIRE(v.status == 0);
+    CHECK_THAT(v.out, Catch::Matchers::Contains("strategy multiprobe"));
+    std::string keys;
+    for (int i = 0; i < 500; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    // Owners now (n3 joining owns nothing yet) are the engine's over the active nodes.
+    const auto engine = run_cli({"locate", "--strategy", "multiprobe", "--probes", "5", "--nodes", "n2,n10,n1"}, keys);
+    REQUIRE(engine.status == 0);
+    CHECK(run_cli({"locate", "--snapshot", path}, keys).out == engine.out);
+    // The next epoch activates n3: owners are then the engine's over all four.
+    const auto next = run_cli({"snapshot", "next", path, "--states", "n3=active"});
+    REQUIRE(next.status == 0);
+    const auto next_path = temp_file("kp_cli_mp2.json", next.out);
+    const auto engine4 =
+        run_cli({"locate", "--strategy", "multiprobe", "--probes", "5", "--nodes", "n2,n10,n1,n3"}, keys);
+    CHECK(run_cli({"locate", "--snapshot", next_path}, keys).out == engine4.out);
+    CHECK(engine4.out != engine.out);
+    // A plan between the two moves keys only to n3 (multi-probe moves nothing else on a join).
+    const auto plan = run_cli({"plan", path, next_path});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("n3"));
+    // probes outside 1..1024 is refused naming the value.
+    const auto bad = run_cli({"snapshot", "create", "--strategy", "multiprobe", "--probes", "0", "--nodes", "a,b"});
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.err, Catch::Matchers::Contains("0"));
+}
+
 TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snapshot]") {
     const auto a = run_cli({"snapshot", "create", "--strategy", "maglev", "--table-size", "251", "--nodes", "a,b,c",
                             "--cluster", "eu", "--epoch", "1"});

@@ -12,6 +12,7 @@
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
+#include <keyplace/multiprobe.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/rendezvous.hpp>
@@ -141,7 +142,8 @@ public:
     using strategy_variant =
         std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
                      compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
-                     compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>>;
+                     compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>,
+                     multiprobe>;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -509,11 +511,14 @@ static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") &
               row_states<compat::ketama_ring<compat::md5_ketama>>("libketama") &&
               row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
               row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
-              row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions"));
+              row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions") &&
+              row_states<multiprobe>("multiprobe"));
 static_assert(find_strategy("ring")->param("vnodes")->number_default == ring_config{}.vnodes &&
               find_strategy("ring")->param("vnodes")->max == ring_max_points);
 static_assert(find_strategy("maglev")->param("table-size")->number_default == maglev_config{}.table_size &&
               find_strategy("maglev")->param("table-size")->max == maglev_max_table_size);
+static_assert(find_strategy("multiprobe")->param("probes")->number_default == multiprobe_config{}.probes &&
+              find_strategy("multiprobe")->param("probes")->max == multiprobe_max_probes);
 static_assert(find_strategy("envoy-ring")->param("min-ring-size")->number_default ==
                   compat::envoy_ring_hash_config{}.min_ring_size &&
               find_strategy("envoy-ring")->param("max-ring-size")->number_default ==
@@ -778,6 +783,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
     } else if (sname == "modulo") {
         take(modulo::try_build(plain, err));
+    } else if (sname == "multiprobe") {
+        take(multiprobe::try_build(plain, multiprobe_config{static_cast<std::uint32_t>(number("probes"))}, err));
     } else if (sname == "envoy-ring") {
         compat::envoy_ring_hash_config c;
         c.min_ring_size = number("min-ring-size");

@@ -133,6 +133,10 @@ inline constexpr strategy_parameter ketama_unweighted_params[] = {
     {.name = "hash", .kind = param_kind::name, .name_default = "one-at-a-time", .names = ketama_unweighted_hashes,
      .meaning = "the key and point hash (libmemcached's MEMCACHED_BEHAVIOR_KETAMA_HASH)"},
 };
+inline constexpr strategy_parameter multiprobe_params[] = {
+    {.name = "probes", .number_default = 21, .min = 1, .max = 1024, .range_checked = true, .noun = "probes",
+     .meaning = "K, the probes per key"},
+};
 inline constexpr strategy_parameter partitions_params[] = {
     {.name = "partitions", .number_default = 1024, .min = 1, .max = std::uint64_t{1} << 20, .range_checked = true,
      .range_error = errc::invalid_partition_count, .noun = "partition count",
@@ -181,6 +185,8 @@ inline constexpr strategy_row strategy_table[] = {
      .preference_order = false},
     {.name = "tokens", .summary = "the native ring of chosen points (allocated tokens), each node's given",
      .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none},
+    {.name = "multiprobe", .summary = "multi-probe consistent hashing (Appleton and O'Reilly), weight 1",
+     .params = detail::table::multiprobe_params, .encoding = state_encoding::members},
     {.name = "partitions", .summary = "fixed partitions with minimal moves (Dynamo's strategy 3)",
      .params = detail::table::partitions_params, .per_node = node_data::partition_spans,
      .encoding = state_encoding::partition_table},

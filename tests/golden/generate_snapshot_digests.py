@@ -44,6 +44,7 @@ import xxhash
 
 from contract_v1 import xxh3, le32, le64, U64_MAX
 from generate_maglev_native import Maglev, is_prime
+from generate_multiprobe_native import Multiprobe
 from generate_rendezvous_native import Rendezvous
 from generate_ring_native import Ring
 
@@ -229,6 +230,25 @@ class Modulo:
 
     def built_state(self):
         return table_state(self.sorted, self.ranks)  # residue r -> node r
+
+
+# multi-probe -------------------------------------------------------------------
+
+class NativeMultiprobe:
+    """Multi-probe, contract v1: no weights, nodes in id order; its state is the
+    node list (README: "the node list" encoding, tag 3)."""
+
+    def __init__(self, nodes, params):
+        assert all(n.weight == 1.0 for n in nodes)
+        self.mp = Multiprobe([n.bid for n in nodes], params["probes"])
+        self.by_id = {n.bid: n for n in nodes}
+        self.ranks = ranks_of(nodes)
+
+    def owner_of(self, key):
+        return self.by_id[self.mp.ids[self.mp.pick(xxh3(key))]]
+
+    def built_state(self):
+        return list_state([self.by_id[b] for b in self.mp.ids], self.ranks)
 
 
 # jump ------------------------------------------------------------------------
@@ -825,6 +845,7 @@ STRATEGIES = {
     "redis": (Redis, {}),
     "tokens": (Tokens, {}),
     "partitions": (Partitions, {"partitions": 1024, "replicas": 1, "spread": "node"}),
+    "multiprobe": (NativeMultiprobe, {"probes": 21}),
 }
 SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
 
@@ -1107,6 +1128,25 @@ def location_cases():
     return C
 
 
+def strategy_cases():
+    """Encoding 2 only: strategies a snapshot holds since fingerprint encoding 2
+    (documents stating encoding 1 were written before they could)."""
+    C = []
+
+    def add(name, strategy, nodes, params=None, replication=(0, "node"), comment=None):
+        C.append((name, strategy, params or {}, replication, nodes, comment))
+
+    add("multiprobe_default", "multiprobe", N("mp-c,mp-a,mp-b,mp-d"),
+        comment="probes omitted: the default 21 is in the fingerprint")
+    add("multiprobe_k5_joining", "multiprobe", N("n2,n10,n1,n3@joining"), {"probes": 5},
+        comment="current n1,n10,n2; pending with n3; nodes in id order")
+    add("multiprobe_replicas2_zone", "multiprobe", N("a~eu/z1,b~eu/z2,c~eu/z1,d~eu/z2,e~eu/z3"),
+        {"probes": 41}, replication=(2, "zone"), comment="copies from the preference order, spread over zones")
+    add("multiprobe_leaving_left", "multiprobe", N("s1,s2@leaving,s3,s4@left"), {"probes": 1},
+        comment="K = 1: the successor of the key point alone")
+    return C
+
+
 def override_cases():
     """Cases with overrides: (name, strategy, params, replication, nodes, overrides, comment)."""
     C = []
@@ -1299,7 +1339,7 @@ def main():
         "# keyplace snapshot digests, contract version 1: golden values",
         "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values")
     out = [header, f"keyplace-snapshot-digests {encoding}"]
-    plain = cases() + (location_cases() if encoding >= 2 else [])
+    plain = cases() + (location_cases() + strategy_cases() if encoding >= 2 else [])
     for name, strategy, params, (count, spread), nodes, comment in plain:
         fp, probe = snapshot_digests(strategy, params, count, spread, nodes, encoding=encoding)
         ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
