@@ -1078,6 +1078,65 @@ TEST_CASE("cli: a multiprobe snapshot: created, verified, located as the engine 
     CHECK_THAT(bad.err, Catch::Matchers::Contains("0"));
 }
 
+TEST_CASE("cli: anchor and memento snapshots: created, located as the engine locates, and carried by next",
+          "[cli][snapshot]") {
+    // anchor_cap8_joining and memento_leaving_last_joining of tests/golden/snapshot_digests_v2.txt:
+    // the digests come from the independent generator.
+    const auto created = run_cli({"snapshot", "create", "--strategy", "anchor", "--capacity", "8", "--nodes",
+                                  "n2,n10,n1,n3", "--states", "n3=joining", "--cluster", "an"});
+    REQUIRE(created.status == 0);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"6e8ad1f326375a0de87ad79e1a1f9892\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"probe\": \"542596a6f02ab71a838f75f7a883d1c7\""));
+    const auto path = temp_file("kp_cli_anchor.json", created.out);
+    REQUIRE(run_cli({"snapshot", "verify", path}).status == 0);
+    std::string keys;
+    for (int i = 0; i < 500; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    const auto engine = run_cli({"locate", "--strategy", "anchor", "--capacity", "8", "--nodes", "n2,n10,n1"}, keys);
+    REQUIRE(engine.status == 0);
+    CHECK(run_cli({"locate", "--snapshot", path}, keys).out == engine.out);
+    // The next epoch: n3 active at bucket 3, the removed stack [7,6,5,4] stated.
+    const auto next = run_cli({"snapshot", "next", path, "--states", "n3=active"});
+    REQUIRE(next.status == 0);
+    CHECK_THAT(next.out, Catch::Matchers::Contains("\"capacity\": 8"));
+    CHECK_THAT(next.out, Catch::Matchers::Contains("7,\n        6,\n        5,\n        4\n"));
+    const auto next_path = temp_file("kp_cli_anchor2.json", next.out);
+    const auto engine4 =
+        run_cli({"locate", "--strategy", "anchor", "--capacity", "8", "--nodes", "n2,n10,n1,n3"}, keys);
+    CHECK(run_cli({"locate", "--snapshot", next_path}, keys).out == engine4.out);
+    const auto plan = run_cli({"plan", path, next_path});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("n3"));
+    // Full: a fourth node cannot join a capacity of 3.
+    const auto full = run_cli({"snapshot", "create", "--strategy", "anchor", "--capacity", "3", "--nodes", "a,b,c,d",
+                               "--states", "d=joining", "--cluster", "an"});
+    CHECK(full.status != 0);
+    CHECK_THAT(full.err, Catch::Matchers::Contains("anchor"));
+
+    const auto memento = run_cli({"snapshot", "create", "--strategy", "memento", "--nodes", "k0,k1,k2,k3,k9",
+                                  "--states", "k2=leaving,k3=joining,k9=left", "--cluster", "me"});
+    REQUIRE(memento.status == 0);
+    CHECK_THAT(memento.out, Catch::Matchers::Contains("\"fingerprint\": \"fe3167ae37091404e9d3b3fc157e0b90\""));
+    CHECK_THAT(memento.out, Catch::Matchers::Contains("\"probe\": \"4727c09f754fd5b58d5134ecc9fcb218\""));
+    // A document whose removed stack names a bucket twice is refused where it is.
+    const auto bad = temp_file("kp_cli_memento_bad.json",
+                               "{\"format\":\"keyplace.snapshot/1\",\"cluster\":\"me\",\"epoch\":1,"
+                               "\"parent_epoch\":0,\"strategy\":{\"name\":\"memento\",\"contract\":1,"
+                               "\"params\":{\"removed\":[1,1]}},\"nodes\":[{\"id\":\"a\"},{\"id\":\"b\"}]}");
+    const auto refused = run_cli({"snapshot", "verify", bad});
+    CHECK(refused.status != 0);
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("strategy.params.removed"));
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("memento removed bucket 1 is listed twice"));
+    const auto bad_item = temp_file("kp_cli_memento_bad2.json",
+                                    "{\"format\":\"keyplace.snapshot/1\",\"cluster\":\"me\",\"epoch\":1,"
+                                    "\"parent_epoch\":0,\"strategy\":{\"name\":\"memento\",\"contract\":1,"
+                                    "\"params\":{\"removed\":[1,\"x\"]}},\"nodes\":[{\"id\":\"a\"}]}");
+    const auto refused_item = run_cli({"snapshot", "verify", bad_item});
+    CHECK(refused_item.status != 0);
+    CHECK_THAT(refused_item.err, Catch::Matchers::Contains("strategy.params.removed[1]"));
+}
+
 TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snapshot]") {
     const auto a = run_cli({"snapshot", "create", "--strategy", "maglev", "--table-size", "251", "--nodes", "a,b,c",
                             "--cluster", "eu", "--epoch", "1"});

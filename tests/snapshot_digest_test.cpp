@@ -176,6 +176,14 @@ auto parse_case(const std::vector<std::string>& f) -> golden_case {
                     const std::string v = p.substr(colon + 1);
                     if (is_digits(v)) {
                         d.strategy.params[name] = parse_number<std::uint64_t>(v, "parameter");
+                    } else if (!v.empty() && v.front() == '[' && v.back() == ']') {
+                        std::vector<std::uint64_t> items;
+                        if (v.size() > 2) {
+                            for (const auto& x : split(v.substr(1, v.size() - 2), ';')) {
+                                items.push_back(parse_number<std::uint64_t>(x, "list item"));
+                            }
+                        }
+                        d.strategy.params[name] = std::move(items);
                     } else {
                         d.strategy.params[name] = v;
                     }

@@ -1183,3 +1183,162 @@ TEST_CASE("snapshot: the successor of the last epoch says that the epoch would o
     d.parent_epoch = 0;
     expect_error([&] { return snapshot::build(d); }, errc::invalid_document, "epoch 0: epochs start at 1");
 }
+
+namespace bucket_tables {
+
+auto bucket_description(const std::string& strategy, const std::string& ids) -> snapshot_description {
+    snapshot_description d;
+    d.cluster = "buckets";
+    d.strategy.name = strategy;
+    std::size_t at = 0;
+    while (at <= ids.size()) {
+        const auto comma = std::min(ids.find(',', at), ids.size());
+        d.nodes.push_back({ids.substr(at, comma - at)});
+        at = comma + 1;
+    }
+    return d;
+}
+
+auto plain_of(const snapshot_description& d, node_state skip) -> std::vector<keyplace::node> {
+    std::vector<keyplace::node> out;
+    for (const auto& n : d.nodes) {
+        if (n.state != skip && n.state != node_state::left) {
+            out.push_back({n.id, n.weight, n.where});
+        }
+    }
+    return out;
+}
+
+// Owners of 10^5 keys under a snapshot placement and under an engine, by id.
+template <class S>
+auto same_owners(const keyplace::placement& p, const snapshot& s, const S& engine) -> bool {
+    for (int i = 0; i < 100000; ++i) {
+        const auto key = "user:" + std::to_string(i);
+        if (s.nodes()[p.owner(key)].id != keyplace::locate(engine, key).id) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace bucket_tables
+
+TEST_CASE("snapshot: an AnchorHash table carries its capacity and removed stack, and a transition derives the next",
+          "[snapshot][anchor]") {
+    using namespace bucket_tables;
+    auto d = bucket_description("anchor", "a,b,c,d,e");
+    d.strategy.params["capacity"] = std::uint64_t{8};
+    d.nodes[1].state = node_state::leaving;  // b at bucket 1
+    d.nodes.push_back({"f", "", 1.0, {}, node_state::joining});
+    const auto s = snapshot::build(d);
+    REQUIRE(s.in_transition());
+    // Now: the engine over the nodes that own keys now, in the document's order (bucket order).
+    const auto now = keyplace::anchor::build(plain_of(d, node_state::joining), {8, {}});
+    CHECK(same_owners(s.current(), s, now));
+    // After: that table without the leaver, then with the joiner, which takes the leaver's bucket
+    // back (the top of the removed stack): only b's keys move, and all of them to f.
+    const auto after = now.without("b").with(keyplace::node{"f"});
+    CHECK(after.bucket_of(*after.find("f")) == 1);
+    CHECK(same_owners(s.pending(), s, after));
+    for (int i = 0; i < 100000; ++i) {
+        const auto key = "user:" + std::to_string(i);
+        const auto& was = s.nodes()[s.current().owner(key)].id;
+        const auto& is = s.nodes()[s.pending().owner(key)].id;
+        CHECK((was == is || (was == "b" && is == "f")));
+    }
+    // The successor states pending's table: capacity, removed stack, nodes in bucket order.
+    auto next = s.successor();
+    CHECK(next.strategy.params.at("capacity") == keyplace::strategy_param{std::uint64_t{8}});
+    CHECK(next.strategy.params.at("removed") == keyplace::strategy_param{std::vector<std::uint64_t>{7, 6, 5}});
+    std::vector<std::string> order;
+    for (auto& n : next.nodes) {
+        order.push_back(n.id);
+        n.state = n.state == node_state::leaving ? node_state::left : node_state::active;
+    }
+    CHECK(order == std::vector<std::string>{"a", "f", "c", "d", "e", "b"});
+    const auto done = snapshot::build(next);
+    CHECK_FALSE(done.in_transition());
+    CHECK(done.current().fingerprint() == s.pending().fingerprint());
+    CHECK(same_owners(done.current(), done, after));
+    // A removal order is part of the function: the same nodes with another stack differ.
+    auto other = bucket_description("anchor", "a,c,d,e");
+    other.strategy.params["capacity"] = std::uint64_t{8};
+    other.strategy.params["removed"] = std::vector<std::uint64_t>{7, 6, 1, 5};
+    auto same_set = other;
+    same_set.strategy.params["removed"] = std::vector<std::uint64_t>{7, 6, 5, 1};
+    CHECK(fp(other) != fp(same_set));
+}
+
+TEST_CASE("snapshot: a MementoHash table carries its removal order, and a transition derives the next",
+          "[snapshot][memento]") {
+    using namespace bucket_tables;
+    auto d = bucket_description("memento", "m0,m1,m2,m3,m4");
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{};
+    d.nodes[2].state = node_state::leaving;
+    const auto s = snapshot::build(d);
+    const auto now = keyplace::memento::build(plain_of(d, node_state::joining));
+    CHECK(same_owners(s.current(), s, now));
+    const auto after = now.without("m2");
+    CHECK(same_owners(s.pending(), s, after));
+    auto next = s.successor();
+    CHECK(next.strategy.params.at("removed") == keyplace::strategy_param{std::vector<std::uint64_t>{2}});
+    for (auto& n : next.nodes) {
+        n.state = n.state == node_state::leaving ? node_state::left : n.state;
+    }
+    // A join next restores bucket 2 (LIFO): m2's old keys go to the joiner, no other key moves.
+    next.nodes.push_back({"m9", "", 1.0, {}, node_state::joining});
+    const auto joining = snapshot::build(next);
+    const auto back = after.with(keyplace::node{"m9"});
+    CHECK(back.bucket_of(*back.find("m9")) == 2);
+    CHECK(same_owners(joining.pending(), joining, back));
+    CHECK(same_owners(joining.current(), joining, after));
+}
+
+TEST_CASE("snapshot: bad AnchorHash and MementoHash parameters are refused naming the value and where it is",
+          "[snapshot][anchor][errors]") {
+    using namespace bucket_tables;
+    const auto refuse = [](const snapshot_description& d, errc code, const std::string& fragment,
+                           const std::string& where) {
+        keyplace::error_info err;
+        CHECK_FALSE(snapshot::try_build(d, err));
+        CHECK(err.code() == code);
+        CHECK_THAT(err.message(), Catch::Matchers::Contains(fragment));
+        CHECK(err.where() == where);
+    };
+    auto d = bucket_description("anchor", "a,b,c");
+    d.strategy.params["capacity"] = std::uint64_t{2};
+    refuse(d, errc::invalid_table_size, "anchor capacity 2 for 3 nodes", "strategy.params.capacity");
+    d.strategy.params["capacity"] = std::uint64_t{1} << 27;
+    refuse(d, errc::invalid_table_size, "anchor capacity 134217728 is outside 0..67108864", "strategy.params.capacity");
+    d.strategy.params["capacity"] = std::uint64_t{6};
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{5, 4, 5};
+    refuse(d, errc::invalid_argument, "anchor removed bucket 5 is listed twice", "strategy.params.removed");
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{5, 4};
+    refuse(d, errc::invalid_argument, "lists 2 buckets; capacity 6 with 3 nodes needs 3", "strategy.params.removed");
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{5, 4, std::uint64_t{1} << 40};
+    refuse(d, errc::invalid_argument, "anchor removed bucket 1099511627776 is outside 0..67108863",
+           "strategy.params.removed[2]");
+    d.strategy.params["removed"] = std::uint64_t{5};
+    refuse(d, errc::unknown_strategy, "5 is not a list of numbers", "strategy.params.removed");
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{5, 4, 3};
+    d.strategy.params["capacity"] = std::vector<std::uint64_t>{6};
+    refuse(d, errc::unknown_strategy, "a list is not a number", "strategy.params.capacity");
+    // A join when every bucket is working: AnchorHash's capacity is fixed.
+    auto full = bucket_description("anchor", "a,b,c");
+    full.strategy.params["capacity"] = std::uint64_t{3};
+    full.nodes.push_back({"d", "", 1.0, {}, node_state::joining});
+    refuse(full, errc::too_many_nodes, "", "");
+    auto m = bucket_description("memento", "m0,m1,m2");
+    m.strategy.params["removed"] = std::vector<std::uint64_t>{3};
+    refuse(m, errc::invalid_argument, "memento removed bucket 3 is the last of an unshrunk table",
+           "strategy.params.removed");
+    m.strategy.params["removed"] = std::vector<std::uint64_t>{1, 1};
+    refuse(m, errc::invalid_argument, "memento removed bucket 1 is listed twice", "strategy.params.removed");
+    // Weights other than 1 are refused for both (neither has weights).
+    auto w = bucket_description("memento", "m0,m1");
+    w.nodes[1].weight = 2.0;
+    keyplace::error_info err;
+    CHECK_FALSE(snapshot::try_build(w, err));
+    CHECK(err.code() == errc::invalid_weight);
+    CHECK_THAT(err.message(), Catch::Matchers::Contains("m1"));
+}

@@ -552,9 +552,20 @@ private:
                 value_of = m.item.whole;
             } else if (m.item.type == value::kind::string) {
                 value_of = m.item.text;
+            } else if (m.item.type == value::kind::array) {
+                std::vector<std::uint64_t> items;
+                items.reserve(m.item.items.size());
+                for (std::size_t i = 0; i < m.item.items.size(); ++i) {
+                    const value& v = m.item.items[i];
+                    if (v.type != value::kind::whole) {
+                        return bad(errc::invalid_document, p[i], shown(v) + " is not a whole number from 0 to 2^64-1");
+                    }
+                    items.push_back(v.whole);
+                }
+                value_of = std::move(items);
             } else {
                 return bad(errc::invalid_document, p,
-                           shown(m.item) + " is not a whole number from 0 to 2^64-1 or a name");
+                           shown(m.item) + " is not a whole number from 0 to 2^64-1, a name or a list of numbers");
             }
             out.params.emplace(m.key, std::move(value_of));
         }
@@ -977,11 +988,7 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
     doc["parent_epoch"] = d.parent_epoch;
     ordered_json params = ordered_json::object();
     for (const auto& [name, value] : d.strategy.params) {
-        if (std::holds_alternative<std::uint64_t>(value)) {
-            params[name] = std::get<std::uint64_t>(value);
-        } else {
-            params[name] = std::get<std::string>(value);
-        }
+        std::visit([&, &pname = name](const auto& v) { params[pname] = v; }, value);
     }
     doc["strategy"] = {{"name", d.strategy.name}, {"contract", d.strategy.contract}, {"params", std::move(params)}};
     doc["replication"] = {{"count", d.replication.count}, {"spread", std::string(to_string(d.replication.spread))}};

@@ -5,12 +5,14 @@
 #ifndef KEYPLACE_SNAPSHOT_HPP_INCLUDED
 #define KEYPLACE_SNAPSHOT_HPP_INCLUDED
 
+#include <keyplace/anchor.hpp>
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/xxhash.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
+#include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/multiprobe.hpp>
 #include <keyplace/node.hpp>
@@ -129,6 +131,13 @@ template <class S>
 inline constexpr bool is_partition_table = false;
 template <class U>
 inline constexpr bool is_partition_table<basic_partitions<U>> = true;
+/// A table of numbered buckets whose removed ones are history (AnchorHash, MementoHash).
+template <class S>
+inline constexpr bool is_bucket_table = false;
+template <>
+inline constexpr bool is_bucket_table<anchor> = true;
+template <>
+inline constexpr bool is_bucket_table<memento> = true;
 template <class P>
 inline constexpr bool is_arc_regions<arc_regions<P>> = true;
 
@@ -143,7 +152,7 @@ public:
         std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
                      compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
                      compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>,
-                     multiprobe>;
+                     multiprobe, anchor, memento>;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -401,6 +410,9 @@ private:
                          const placement* from = nullptr) const -> detail::failure;
     auto build_partitions(const std::vector<node>& plain, const placement* from,
                           std::optional<placement::strategy_variant>& built) const -> detail::failure;
+    template <class S>
+    auto build_buckets(const std::vector<node>& plain, const placement* from,
+                       std::optional<placement::strategy_variant>& built) const -> detail::failure;
     /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
     /// contract 1, which left the location block out (README, "Fingerprint").
     auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
@@ -432,6 +444,8 @@ template <class S>
 constexpr auto encoding_of() -> state_encoding {
     if constexpr (is_partition_table<S>) {
         return state_encoding::partition_table;
+    } else if constexpr (is_bucket_table<S>) {
+        return state_encoding::buckets;
     } else if constexpr (region_strategy<S>) {
         return is_arc_regions<std::remove_cvref_t<decltype(std::declval<const S&>().regions())>>
                    ? state_encoding::arcs
@@ -470,6 +484,21 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
             for (std::uint32_t r = 0; r < s.replica_count(); ++r) {
                 h.le32(rank[s.owner(p, r).value]);
             }
+        }
+    } else if constexpr (is_bucket_table<S>) {
+        // The table size, the removed buckets in removal order, then the node of each working
+        // bucket in ascending bucket order (the strategy's node order).
+        if constexpr (std::is_same_v<S, anchor>) {
+            h.le32(s.capacity());
+        } else {
+            h.le32(s.table_size());
+        }
+        h.le32(static_cast<std::uint32_t>(s.removed().size()));
+        for (const auto b : s.removed()) {
+            h.le32(b);
+        }
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            h.le32(rank[i]);
         }
     } else if constexpr (region_strategy<S>) {
         const auto r = s.regions();
@@ -512,7 +541,10 @@ static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") &
               row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
               row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
               row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions") &&
-              row_states<multiprobe>("multiprobe"));
+              row_states<multiprobe>("multiprobe") && row_states<anchor>("anchor") && row_states<memento>("memento"));
+static_assert(find_strategy("anchor")->param("capacity")->number_default == anchor_config{}.capacity &&
+              find_strategy("anchor")->param("capacity")->max == anchor_max_capacity &&
+              find_strategy("anchor")->param("removed")->max == anchor_max_capacity - 1);
 static_assert(find_strategy("ring")->param("vnodes")->number_default == ring_config{}.vnodes &&
               find_strategy("ring")->param("vnodes")->max == ring_max_points);
 static_assert(find_strategy("maglev")->param("table-size")->number_default == maglev_config{}.table_size &&
@@ -549,6 +581,33 @@ inline void write_partition_spans(const partitions& table, const placement& p, s
 
 }  // namespace detail
 
+namespace detail {
+
+/// A bucket table as the next epoch's document states it: its removed buckets (and capacity),
+/// and its nodes first in bucket order, then the others (tombstones, leavers) as they were.
+template <class S>
+void write_bucket_state(const S& table, const placement& p, snapshot_description& d) {
+    std::vector<std::uint64_t> removed(table.removed().begin(), table.removed().end());
+    d.strategy.params["removed"] = std::move(removed);
+    if constexpr (std::is_same_v<S, anchor>) {
+        d.strategy.params["capacity"] = std::uint64_t{table.capacity()};
+    }
+    std::vector<snapshot_node> ordered;
+    std::vector<bool> placed(d.nodes.size(), false);
+    for (std::uint32_t i = 0; i < p.size(); ++i) {
+        placed[p.member(node_index{i})] = true;
+        ordered.push_back(std::move(d.nodes[p.member(node_index{i})]));
+    }
+    for (std::size_t i = 0; i < d.nodes.size(); ++i) {
+        if (!placed[i]) {
+            ordered.push_back(std::move(d.nodes[i]));
+        }
+    }
+    d.nodes = std::move(ordered);
+}
+
+}  // namespace detail
+
 inline auto snapshot::successor() const -> snapshot_description {
     snapshot_description d = d_;
     d.parent_epoch = d_.epoch;
@@ -557,6 +616,12 @@ inline auto snapshot::successor() const -> snapshot_description {
     if (const auto* table = std::get_if<partitions>(&pending_->strategy())) {
         detail::write_partition_spans(*table, *pending_, d.nodes);
     }
+    pending_->visit([&](const auto& s) {
+        using S = std::remove_cvref_t<decltype(s)>;
+        if constexpr (detail::is_bucket_table<S>) {
+            detail::write_bucket_state(s, *pending_, d);
+        }
+    });
     return d;
 }
 
@@ -578,7 +643,7 @@ inline auto snapshot::try_successor(std::span<const std::pair<std::string, doubl
         if (n == nullptr) {
             return failed(detail::fail(errc::unknown_id, "node id " + detail::quote(id) + " is not a node of the snapshot"));
         }
-        auto& mine = d.nodes[static_cast<std::size_t>(n - d_.nodes.data())];
+        auto& mine = *std::find_if(d.nodes.begin(), d.nodes.end(), [&](const snapshot_node& x) { return x.id == id; });
         mine.weight = w;
         if (auto f = detail::check_node(detail::as_node(mine))) {
             return failed(f);
@@ -596,6 +661,57 @@ inline auto snapshot::try_successor(std::span<const std::pair<std::string, doubl
         detail::write_partition_spans(*next, *pending_, d.nodes);
     }
     return d;
+}
+
+/// AnchorHash's or MementoHash's table now: the parameters' removed buckets (and AnchorHash's
+/// capacity; 0 means the nodes that own keys now or after the transition), the working buckets
+/// taken in ascending order by the nodes that own keys now, in document order. After a
+/// transition: that table without each leaving node, then with each joining node (document
+/// order), so only their keys move and a returning bucket is the last one removed.
+template <class S>
+auto snapshot::build_buckets(const std::vector<node>& plain, const placement* from,
+                             std::optional<placement::strategy_variant>& built) const -> detail::failure {
+    error_info err;
+    if (from != nullptr) {
+        std::optional<S> out = std::get<S>(from->strategy());
+        for (const auto& n : d_.nodes) {
+            if (n.state == node_state::leaving && !(out = out->try_without(n.id, err))) {
+                return err;
+            }
+        }
+        for (const auto& n : d_.nodes) {
+            if (n.state == node_state::joining && !(out = out->try_with(detail::as_node(n), err))) {
+                return err;
+            }
+        }
+        built.emplace(std::move(*out));
+        return {};
+    }
+    const auto& params = d_.strategy.params;
+    typename S::config_type config;
+    for (const auto b : std::get<std::vector<std::uint64_t>>(params.find("removed")->second)) {
+        config.removed.push_back(static_cast<std::uint32_t>(b));  // within 32 bits: check_strategy
+    }
+    if constexpr (std::is_same_v<S, anchor>) {
+        config.capacity = static_cast<std::uint32_t>(std::get<std::uint64_t>(params.find("capacity")->second));
+        if (config.capacity == 0) {
+            config.capacity = static_cast<std::uint32_t>(std::count_if(
+                d_.nodes.begin(), d_.nodes.end(), [](const snapshot_node& n) { return n.state != node_state::left; }));
+        }
+    }
+    auto table = S::try_build(plain, config, err);
+    if (!table) {
+        // The engine's checks of the parameters (its messages name the values): where they are.
+        if (err.code() == errc::invalid_table_size) {
+            return std::move(err).at("strategy.params.capacity");
+        }
+        if (err.code() == errc::invalid_argument || err.code() == errc::too_many_nodes) {
+            return std::move(err).at("strategy.params.removed");
+        }
+        return err;
+    }
+    built.emplace(std::move(*table));
+    return {};
 }
 
 /// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
@@ -761,7 +877,9 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     }
     error_info err;
     std::optional<variant> built;
-    const bool as_given = row.order == node_order::as_given;  // strategy node i is members[i]
+    // Strategy node i is members[i], except in a bucket table derived from the one now (its nodes
+    // are in bucket order): found by id as in the sorted strategies.
+    const bool as_given = row.order == node_order::as_given && (from == nullptr || row.encoding != state_encoding::buckets);
     const auto take = [&](auto&& maybe) {
         if (maybe) {
             built.emplace(std::move(*maybe));
@@ -819,6 +937,14 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         take(std::move(chosen));
     } else if (sname == "partitions") {
         if (auto f = build_partitions(plain, from, built)) {
+            return f;
+        }
+    } else if (sname == "anchor") {
+        if (auto f = build_buckets<anchor>(plain, from, built)) {
+            return f;
+        }
+    } else if (sname == "memento") {
+        if (auto f = build_buckets<memento>(plain, from, built)) {
             return f;
         }
     } else if (sname == "redis") {
@@ -961,15 +1087,29 @@ inline auto snapshot::placement_fingerprint(const placement& p, bool locations) 
     h.bytes("keyplace.fingerprint/1", 22);
     h.str(spec.name);
     h.le32(spec.contract);
-    h.le32(static_cast<std::uint32_t>(spec.params.size()));
+    // Parameters the built state encodes (a bucket table's) are left to it.
+    const strategy_row& row = *find_strategy(spec.name);
+    const auto stated = [&](const std::string& pname) { return !row.param(pname)->in_state; };
+    h.le32(static_cast<std::uint32_t>(
+        std::count_if(spec.params.begin(), spec.params.end(), [&](const auto& kv) { return stated(kv.first); })));
     for (const auto& [pname, value] : spec.params) {
+        if (!stated(pname)) {
+            continue;
+        }
         h.str(pname);
         if (std::holds_alternative<std::uint64_t>(value)) {
             h.u8(0);
             h.le64(std::get<std::uint64_t>(value));
-        } else {
+        } else if (std::holds_alternative<std::string>(value)) {
             h.u8(1);
             h.str(std::get<std::string>(value));
+        } else {
+            const auto& items = std::get<std::vector<std::uint64_t>>(value);
+            h.u8(2);
+            h.le32(static_cast<std::uint32_t>(items.size()));
+            for (const auto v : items) {
+                h.le64(v);
+            }
         }
     }
     h.le32(static_cast<std::uint32_t>(d_.replication.count));

@@ -141,8 +141,9 @@ struct snapshot_node {
     friend auto operator==(const snapshot_node&, const snapshot_node&) -> bool = default;
 };
 
-/// A strategy parameter: a whole number or a name.
-using strategy_param = std::variant<std::uint64_t, std::string>;
+/// A strategy parameter: a whole number, a name, or a list of whole numbers (a history, such as
+/// AnchorHash's removed stack, in order).
+using strategy_param = std::variant<std::uint64_t, std::string, std::vector<std::uint64_t>>;
 
 /// The placement function: a strategy name (as keyplace-cli names it), the contract version it
 /// implements, and every parameter that changes placement. A snapshot lists every parameter;

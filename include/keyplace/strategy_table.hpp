@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
 
@@ -27,8 +28,9 @@ KEYPLACE_NAMESPACE_BEGIN
 using detail::derivation;
 using detail::node_order;
 
-/// A parameter is a whole number or one of some names.
-enum class param_kind : std::uint8_t { number, name };
+/// A parameter is a whole number, one of some names, or a list of whole numbers (a history in
+/// order; it defaults to the empty list).
+enum class param_kind : std::uint8_t { number, name, numbers };
 
 /// One parameter of a strategy.
 struct strategy_parameter {
@@ -36,7 +38,7 @@ struct strategy_parameter {
     param_kind kind = param_kind::number;
     std::uint64_t number_default = 0;     ///< kind number
     std::string_view name_default{};      ///< kind name
-    std::uint64_t min = 0;                ///< kind number: the range, inclusive
+    std::uint64_t min = 0;                ///< kind number: the range, inclusive (numbers: of each item)
     std::uint64_t max = 0;
     std::span<const std::string_view> names{};  ///< kind name: the names it takes
     /// Whether check_strategy() refuses a number outside min..max (as "<noun> <v> is outside
@@ -46,6 +48,10 @@ struct strategy_parameter {
     errc range_error = errc::invalid_argument;
     std::string_view noun{};
     std::string_view meaning{};
+    /// Whether the built state encodes it (fingerprint item 5: a bucket table's size and removed
+    /// buckets), so that item 2 leaves it out and a table has one fingerprint however it is
+    /// stated (capacity 0 or the count it stands for; a successor's removed stack).
+    bool in_state = false;
 };
 
 /// The per-node data a strategy takes from a snapshot node, besides id, weight and location.
@@ -75,6 +81,8 @@ enum class state_encoding : std::uint8_t {
     residues = 2,         ///< the owner of every residue of a table or modulus
     members = 3,          ///< the node list, with weights
     partition_table = 4,  ///< every rank of every partition
+    // 5 tags the location block that follows a state (README, "Fingerprint").
+    buckets = 6,          ///< numbered buckets: the table size, the removed ones in order, each working one's node
 };
 
 /// One strategy a snapshot can hold.
@@ -137,6 +145,18 @@ inline constexpr strategy_parameter multiprobe_params[] = {
     {.name = "probes", .number_default = 21, .min = 1, .max = 1024, .range_checked = true, .noun = "probes",
      .meaning = "K, the probes per key"},
 };
+inline constexpr strategy_parameter anchor_params[] = {
+    {.name = "capacity", .number_default = 0, .min = 0, .max = std::uint64_t{1} << 26, .range_checked = true,
+     .range_error = errc::invalid_table_size, .noun = "anchor capacity",
+     .meaning = "a, the buckets (0: the nodes that own keys now or after the transition)", .in_state = true},
+    {.name = "removed", .kind = param_kind::numbers, .min = 0, .max = (std::uint64_t{1} << 26) - 1,
+     .range_checked = true, .noun = "anchor removed bucket",
+     .meaning = "the removed stack, bottom first (empty: the paper's initial a-1 down to N)", .in_state = true},
+};
+inline constexpr strategy_parameter memento_params[] = {
+    {.name = "removed", .kind = param_kind::numbers, .min = 0, .max = 0x7ffffffeU, .range_checked = true,
+     .noun = "memento removed bucket", .meaning = "the removed buckets in removal order", .in_state = true},
+};
 inline constexpr strategy_parameter partitions_params[] = {
     {.name = "partitions", .number_default = 1024, .min = 1, .max = std::uint64_t{1} << 20, .range_checked = true,
      .range_error = errc::invalid_partition_count, .noun = "partition count",
@@ -190,6 +210,12 @@ inline constexpr strategy_row strategy_table[] = {
     {.name = "partitions", .summary = "fixed partitions with minimal moves (Dynamo's strategy 3)",
      .params = detail::table::partitions_params, .per_node = node_data::partition_spans,
      .encoding = state_encoding::partition_table},
+    {.name = "anchor", .summary = "AnchorHash (Mendelson et al.) over a fixed capacity of buckets, weight 1",
+     .params = detail::table::anchor_params, .order = node_order::as_given, .encoding = state_encoding::buckets,
+     .preference_order = false},
+    {.name = "memento", .summary = "MementoHash (Coluzzi et al.): jump plus a memento of removed buckets, weight 1",
+     .params = detail::table::memento_params, .order = node_order::as_given, .encoding = state_encoding::buckets,
+     .preference_order = false},
 };
 
 /// The row of a strategy name, or nullptr.
@@ -242,23 +268,38 @@ inline constexpr strategy_row strategy_table[] = {
                                   " (" + (takes.empty() ? std::string("it takes none") : "it takes " + takes) + ")")
                 .at(where);
         }
-        const bool number = std::holds_alternative<std::uint64_t>(value);
-        const std::string shown = number ? std::to_string(std::get<std::uint64_t>(value))
-                                         : detail::quote(std::get<std::string>(value));
+        const auto given = static_cast<param_kind>(value.index());  // the variant's order is the kinds'
+        static constexpr std::string_view kind_names[] = {"a number", "a name", "a list of numbers"};
         const std::string of = "parameter " + detail::quote(name) + " of " + detail::quote(spec.name) + ": ";
-        if (number != (p->kind == param_kind::number)) {
-            return error_info(errc::unknown_strategy, of + shown + " is not " + (number ? "a name" : "a number"))
+        if (given != p->kind) {
+            const std::string shown = given == param_kind::number ? std::to_string(std::get<std::uint64_t>(value))
+                                      : given == param_kind::name ? detail::quote(std::get<std::string>(value))
+                                                                  : std::string("a list");
+            return error_info(errc::unknown_strategy,
+                              of + shown + " is not " + std::string(kind_names[static_cast<std::size_t>(p->kind)]))
                 .at(where);
         }
-        if (number && p->range_checked) {
-            const auto v = std::get<std::uint64_t>(value);
-            if (v < p->min || v > p->max) {
+        const auto in_range = [&](std::uint64_t v, const std::string& at) -> error_info {
+            if (p->range_checked && (v < p->min || v > p->max)) {
                 return error_info(p->range_error, std::string(p->noun) + " " + std::to_string(v) + " is outside " +
                                                       std::to_string(p->min) + ".." + std::to_string(p->max))
-                    .at(where);
+                    .at(at);
             }
-        }
-        if (!number) {
+            return {};
+        };
+        if (given == param_kind::number) {
+            if (auto e = in_range(std::get<std::uint64_t>(value), where)) {
+                return e;
+            }
+        } else if (given == param_kind::numbers) {
+            const auto& items = std::get<std::vector<std::uint64_t>>(value);
+            for (std::size_t i = 0; i < items.size(); ++i) {
+                if (auto e = in_range(items[i], where + "[" + std::to_string(i) + "]")) {
+                    return e;
+                }
+            }
+        } else {
+            const std::string shown = detail::quote(std::get<std::string>(value));
             std::string known;
             bool ok = false;
             for (const auto n : p->names) {
@@ -277,10 +318,10 @@ inline constexpr strategy_row strategy_table[] = {
 inline void fill_defaults(strategy_spec& spec) {
     if (const auto* row = find_strategy(spec.name)) {
         for (const auto& p : row->params) {
-            if (p.kind == param_kind::number) {
-                spec.params.try_emplace(std::string(p.name), p.number_default);
-            } else {
-                spec.params.try_emplace(std::string(p.name), std::string(p.name_default));
+            switch (p.kind) {
+                case param_kind::number: spec.params.try_emplace(std::string(p.name), p.number_default); break;
+                case param_kind::name: spec.params.try_emplace(std::string(p.name), std::string(p.name_default)); break;
+                case param_kind::numbers: spec.params.try_emplace(std::string(p.name), std::vector<std::uint64_t>{}); break;
             }
         }
     }

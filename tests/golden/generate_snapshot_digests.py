@@ -34,6 +34,7 @@ evenly by id").
 """
 
 import bisect
+import copy
 import hashlib
 import math
 import os
@@ -43,7 +44,9 @@ import sys
 import xxhash
 
 from contract_v1 import xxh3, le32, le64, U64_MAX
+from generate_anchor_native import Anchor
 from generate_maglev_native import Maglev, is_prime
+from generate_memento_native import Memento
 from generate_multiprobe_native import Multiprobe
 from generate_rendezvous_native import Rendezvous
 from generate_ring_native import Ring
@@ -249,6 +252,89 @@ class NativeMultiprobe:
 
     def built_state(self):
         return list_state([self.by_id[b] for b in self.mp.ids], self.ranks)
+
+
+# AnchorHash and MementoHash ------------------------------------------------------
+
+class BucketTable:
+    """A table of numbered buckets whose removed ones are history (README, "AnchorHash,
+    contract v1", "MementoHash, contract v1", and the snapshot's description of them):
+    the nodes that own keys now take the working buckets in ascending order, in the
+    description's order; after a transition the table is that one without each
+    leaving node, then with each joining node, in the description's order. The
+    state is tag 6, LE32(table size), LE32(removed count), LE32 of each removed
+    bucket in order, then LE32(rank) of the node at each working bucket, ascending."""
+
+    def __init__(self, nodes, params):
+        self.ranks = ranks_of(nodes)
+        self.t = self.make(nodes, params)
+
+    def owner_of(self, key):
+        return self.t.owner[self.t.bucket(xxh3(key))]
+
+    def built_state(self):
+        removed = self.removed()
+        out = [b"\x06", le32(self.size()), le32(len(removed))] + [le32(b) for b in removed]
+        out += [le32(self.ranks[self.t.owner[b].bid]) for b in sorted(self.t.owner)]
+        return b"".join(out)
+
+    @classmethod
+    def derive(cls, before, nodes):
+        """The placement after the transition, from the one now."""
+        out = cls.__new__(cls)
+        out.t = copy.deepcopy(before.t, {id(n): n for n in nodes})  # the same Node objects
+        for n in nodes:
+            if n.state == "leaving":
+                out.t.without(n)
+        for n in nodes:
+            if n.state == "joining":
+                out.t.with_(n)
+        out.ranks = ranks_of([n for n in nodes if owns_after(n)])
+        return out
+
+
+class NativeAnchor(BucketTable):
+    """Capacity a (0: the nodes that are not left), the removed stack R replayed from
+    the identity state with the paper's removal rule (empty: a-1 down to N)."""
+
+    @staticmethod
+    def make(nodes, params):
+        a = params["capacity"]
+        t = Anchor(a, list(range(a)))          # the identity state: nothing removed
+        R = list(params["removed"]) or list(range(a - 1, len(nodes) - 1, -1))
+        assert len(R) == a - len(nodes) and len(set(R)) == len(R) and all(b < a for b in R)
+        for b in R:
+            t.remove_bucket(b)
+        working = [b for b in range(a) if b not in set(R)]
+        t.owner = dict(zip(working, nodes))
+        return t
+
+    def size(self):
+        return self.t.a
+
+    def removed(self):
+        return self.t.R
+
+
+class NativeMemento(BucketTable):
+    """The removal order; n = N + |removed|."""
+
+    @staticmethod
+    def make(nodes, params):
+        R = list(params["removed"])
+        t = Memento([])
+        t.n = len(nodes) + len(R)
+        assert len(set(R)) == len(R) and all(b < t.n for b in R) and (not R or R[0] != t.n - 1)
+        t.removed = R
+        working = [b for b in range(t.n) if b not in set(R)]
+        t.owner = dict(zip(working, nodes))
+        return t
+
+    def size(self):
+        return self.t.n
+
+    def removed(self):
+        return self.t.removed
 
 
 # jump ------------------------------------------------------------------------
@@ -846,8 +932,11 @@ STRATEGIES = {
     "tokens": (Tokens, {}),
     "partitions": (Partitions, {"partitions": 1024, "replicas": 1, "spread": "node"}),
     "multiprobe": (NativeMultiprobe, {"probes": 21}),
+    "anchor": (NativeAnchor, {"capacity": 0, "removed": []}),
+    "memento": (NativeMemento, {"removed": []}),
 }
 SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
+STATE_PARAMS = {"anchor": ("capacity", "removed"), "memento": ("removed",)}
 
 
 # --- the digests --------------------------------------------------------------
@@ -855,6 +944,8 @@ SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
 def header_bytes(strategy: str, params: dict, count: int, spread: str,
                  members: list[Node]) -> bytes:
     """Fingerprint items 1-4."""
+    # A bucket table's size and removed buckets are in its built state, not here.
+    params = {k: v for k, v in params.items() if k not in STATE_PARAMS.get(strategy, ())}
     out = [b"keyplace.fingerprint/1", s_str(strategy.encode()), le32(1),
            le32(len(params))]
     for name in sorted(params, key=lambda k: k.encode()):
@@ -862,6 +953,8 @@ def header_bytes(strategy: str, params: dict, count: int, spread: str,
         out.append(s_str(name.encode()))
         if isinstance(v, int):
             out.append(b"\x00" + le64(v))
+        elif isinstance(v, list):   # a list of numbers: tag 2, LE32(count), LE64 each
+            out.append(b"\x02" + le32(len(v)) + b"".join(le64(x) for x in v))
         else:
             out.append(b"\x01" + s_str(v.encode()))
     if count <= 1:  # one owner, however it is written: count 0, spread node
@@ -893,9 +986,10 @@ def location_block(count: int, spread: str, members: list[Node]) -> bytes:
     return b"".join(out)
 
 
-def placement_fingerprint(strategy, params, count, spread, members, encoding):
+def placement_fingerprint(strategy, params, count, spread, members, encoding, p=None):
     cls, _ = STRATEGIES[strategy]
-    p = cls(members, params)
+    if p is None:
+        p = cls(members, params)
     data = header_bytes(strategy, params, count, spread, members) + p.built_state()
     if encoding >= 2:
         data += location_block(count, spread, members)
@@ -914,8 +1008,13 @@ def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=(),
         params[k] = v
     now = [n for n in nodes if owns_now(n)]
     after = [n for n in nodes if owns_after(n)]
-    cur, fp_now = placement_fingerprint(strategy, params, count, spread, now, encoding)
-    _, fp_after = placement_fingerprint(strategy, params, count, spread, after, encoding)
+    built = dict(params)
+    if strategy == "anchor" and params["capacity"] == 0:   # 0: the nodes that are not left
+        built["capacity"] = len([n for n in nodes if n.state != "left"])
+    cur = cls(now, built)
+    _, fp_now = placement_fingerprint(strategy, params, count, spread, now, encoding, cur)
+    nxt = cls.derive(cur, nodes) if hasattr(cls, "derive") else None
+    _, fp_after = placement_fingerprint(strategy, params, count, spread, after, encoding, nxt)
     # Overrides (README, "Overrides"): none adds no byte; else LE32(count), then
     # str(key) || str(node id) in bytewise order of key. The probe ignores them.
     tail = b""
@@ -1144,6 +1243,23 @@ def strategy_cases():
         {"probes": 41}, replication=(2, "zone"), comment="copies from the preference order, spread over zones")
     add("multiprobe_leaving_left", "multiprobe", N("s1,s2@leaving,s3,s4@left"), {"probes": 1},
         comment="K = 1: the successor of the key point alone")
+    add("anchor_default", "anchor", N("a-c,a-a,a-b,a-d"),
+        comment="capacity 0: the 4 nodes; removed omitted: none; buckets in the order given")
+    add("anchor_cap8_joining", "anchor", N("n2,n10,n1,n3@joining"), {"capacity": 8},
+        comment="now R = [7,6,5,4,3]; n3 takes bucket 3 (the top of R) after the transition")
+    add("anchor_cap8_history", "anchor", N("b0,b2,b4,b5,b7"), {"capacity": 8, "removed": [6, 1, 3]},
+        comment="removed stack bottom first: 6, then 1, then 3; working 0,2,4,5,7")
+    add("anchor_leaving_joining_left", "anchor", N("s1,s2@leaving,s3,s4@left,s5@joining"),
+        {"capacity": 6, "removed": [5, 4, 3]},
+        comment="s2 (bucket 1) leaves, then s5 takes bucket 1 back (LIFO); s4 a tombstone")
+    add("memento_plain", "memento", N("m0,m1,m2,m3,m4"),
+        comment="nothing removed: jump over 5 buckets")
+    add("memento_history", "memento", N("m0,m2,m3,m5,m6"), {"removed": [4, 1]},
+        comment="n = 7; bucket 4 removed first (replacer 6), then 1 (replacer 5)")
+    add("memento_leaving_last_joining", "memento", N("k0,k1,k2@leaving,k3@joining,k9@left"),
+        comment="k2 holds the last bucket: it leaves by shrinking the table, and k3 appends bucket 2")
+    add("memento_leaving_middle", "memento", N("k0,k1@leaving,k2,k3"), {"removed": []},
+        comment="k1 leaves: bucket 1 joins the memento with replacer 3")
     return C
 
 
@@ -1329,6 +1445,13 @@ OVERRIDES_HEADER = """\
 #         none of ; > or white space. The probe digest does not see overrides."""
 
 
+def params_text(params):
+    """P of a golden line: NAME:VALUE pairs; a list of numbers is [A;B;...]."""
+    def value(v):
+        return "[" + ";".join(str(x) for x in v) + "]" if isinstance(v, list) else str(v)
+    return ",".join(f"{k}:{value(v)}" for k, v in params.items()) if params else "-"
+
+
 def main():
     encoding = 2
     if sys.argv[1:] == ["--encoding", "1"]:
@@ -1337,12 +1460,15 @@ def main():
         sys.exit("usage: generate_snapshot_digests.py [--encoding 1]")
     header = HEADER if encoding == 1 else HEADER.replace(
         "# keyplace snapshot digests, contract version 1: golden values",
-        "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values")
+        "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values").replace(
+        "#         partitions).", "#         partitions, multiprobe, anchor, memento).").replace(
+        "#         decimal digits is a number, anything else a name.",
+        "#         decimal digits is a number, [A;B;...] a list of numbers, anything\n#         else a name.")
     out = [header, f"keyplace-snapshot-digests {encoding}"]
     plain = cases() + (location_cases() + strategy_cases() if encoding >= 2 else [])
     for name, strategy, params, (count, spread), nodes, comment in plain:
         fp, probe = snapshot_digests(strategy, params, count, spread, nodes, encoding=encoding)
-        ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
+        ptxt = params_text(params)
         if comment:
             out.append(f"# {name}: {comment}")
         out.append(f"case {name} strategy={strategy} params={ptxt} "
@@ -1352,7 +1478,7 @@ def main():
     out.append(OVERRIDES_HEADER)
     for name, strategy, params, (count, spread), nodes, overrides, comment in override_cases():
         fp, probe = snapshot_digests(strategy, params, count, spread, nodes, overrides, encoding)
-        ptxt = ",".join(f"{k}:{v}" for k, v in params.items()) if params else "-"
+        ptxt = params_text(params)
         if comment:
             out.append(f"# {name}: {comment}")
         out.append(f"case {name} strategy={strategy} params={ptxt} "
