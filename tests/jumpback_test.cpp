@@ -5,6 +5,7 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/detail/wide.hpp>
 #include <keyplace/jumpback.hpp>
 
 #include <algorithm>
@@ -58,6 +59,76 @@ auto fnv_put(std::uint64_t h, std::int32_t bucket) -> std::uint64_t {
     return h;
 }
 
+// komihash 5.0 with seed 0 as hash4j's Hashing.komihash5_0().hashStream() takes whole 64-byte
+// blocks (the checksum puts 4-byte ints, 10^6 of them: 62500 blocks, so no partial block is
+// left at the end): eight lanes, each block folded in by 64x64 -> 128-bit products, then
+// hash4j's getAsLong for an empty buffer after blocks, and komihash's finish.
+struct komihash5_stream {
+    std::array<std::uint64_t, 8> see{};
+    std::array<unsigned char, 64> buffer{};
+    std::size_t used = 0;
+    bool blocks = false;
+
+    static auto mul_hi(std::uint64_t a, std::uint64_t b) -> std::uint64_t {
+        return keyplace::detail::mul_wide(a, b).hi;
+    }
+
+    komihash5_stream() {
+        std::uint64_t s1 = 0x243F6A8885A308D3ULL;  // seed 0: the seed's bits change nothing
+        std::uint64_t s5 = 0x452821E638D01377ULL;
+        const std::uint64_t low = s1 * s5;
+        s5 += mul_hi(s1, s5);
+        s1 = s5 ^ low;
+        see = {s1, 0x13198A2E03707344ULL ^ s1, 0xA4093822299F31D0ULL ^ s1, 0x082EFA98EC4E6C89ULL ^ s1,
+               s5, 0xBE5466CF34E90C6CULL ^ s5, 0xC0AC29B7C97C50DDULL ^ s5, 0x3F84D5B5B5470917ULL ^ s5};
+    }
+
+    void put_int(std::int32_t value) {
+        const auto v = static_cast<std::uint32_t>(value);
+        for (int i = 0; i < 4; ++i) {
+            buffer[used++] = static_cast<unsigned char>(v >> (8 * i));
+        }
+        if (used == 64) {
+            block();
+            used = 0;
+        }
+    }
+
+    void block() {
+        std::array<std::uint64_t, 8> b{};
+        for (std::size_t i = 0; i < 8; ++i) {
+            for (std::size_t k = 0; k < 8; ++k) {
+                b[i] |= static_cast<std::uint64_t>(buffer[8 * i + k]) << (8 * k);
+            }
+            b[i] ^= see[i];
+        }
+        see[4] += mul_hi(b[0], b[4]);
+        see[5] += mul_hi(b[1], b[5]);
+        see[6] += mul_hi(b[2], b[6]);
+        see[7] += mul_hi(b[3], b[7]);
+        see[1] = see[4] ^ (b[1] * b[5]);
+        see[2] = see[5] ^ (b[2] * b[6]);
+        see[3] = see[6] ^ (b[3] * b[7]);
+        see[0] = see[7] ^ (b[0] * b[4]);
+        blocks = true;
+    }
+
+    auto value() const -> std::uint64_t {
+        REQUIRE(used == 0);  // the one case the port covers
+        REQUIRE(blocks);
+        const std::uint64_t se5 = see[4] ^ see[5] ^ see[6] ^ see[7];
+        const std::uint64_t se1 = see[0] ^ see[1] ^ see[2] ^ see[3];
+        const std::uint64_t r1h = se5;
+        const std::uint64_t r2h = se1 ^ 1U;  // the final byte marker of an empty tail
+        std::uint64_t s5 = se5 + mul_hi(r1h, r2h);
+        std::uint64_t s1 = s5 ^ (r1h * r2h);
+        const std::uint64_t high = mul_hi(s1, s5);
+        s1 *= s5;
+        s5 += high;
+        return s1 ^ s5;
+    }
+};
+
 auto parse_hex_u64(const std::string& s) -> std::uint64_t {
     REQUIRE(s.size() == 16);
     return std::stoull(s, nullptr, 16);
@@ -100,9 +171,9 @@ TEST_CASE("jumpback: hash4j's checksum over 10^6 calls", "[jumpback][golden]") {
     // hash4j's AbstractConsistentBucketHasherTest.testCheckSum: SplittableRandom(0x0a55871a9d9103b7),
     // per call numBuckets then the hash, the bucket put into komihash 5.0's stream; hash4j pins
     // the result at 0x23d7a0d288cd67e7 (ConsistentJumpBackBucketHasherSplitMix64Test.CHECKSUM,
-    // which ConsistentJumpBackBucketHasherTest, the splitMix64_V1 provider's test, shares). The
-    // generator reproduced that value before printing; it also folded the same buckets with
-    // FNV-1a 64, which is what this test recomputes.
+    // which ConsistentJumpBackBucketHasherTest, the splitMix64_V1 provider's test, shares). This
+    // test recomputes that value with its own komihash port, and the FNV-1a 64 of the same
+    // buckets that the generator printed after reproducing the pinned value.
     const auto rows = golden_records("jumpback_hash4j_0.30.0.txt");
     std::vector<std::vector<std::string>> head;
     std::vector<std::string> sum;
@@ -123,6 +194,7 @@ TEST_CASE("jumpback: hash4j's checksum over 10^6 calls", "[jumpback][golden]") {
     REQUIRE(parse_u64(sum[2]) == 0x0a55871a9d9103b7ULL);
 
     jumpback_test::splittable_random random{0x0a55871a9d9103b7ULL};
+    jumpback_test::komihash5_stream komihash;
     std::uint64_t fnv = 0xcbf29ce484222325ULL;
     for (std::uint64_t i = 0; i < calls; ++i) {
         const auto buckets = jumpback_test::checksum_buckets(random);
@@ -137,8 +209,10 @@ TEST_CASE("jumpback: hash4j's checksum over 10^6 calls", "[jumpback][golden]") {
             CHECK(parse_u64(h[4]) == static_cast<std::uint64_t>(bucket));
         }
         fnv = jumpback_test::fnv_put(fnv, bucket);
+        komihash.put_int(bucket);
     }
     CHECK(fnv == jumpback_test::parse_hex_u64(sum[6]));
+    CHECK(komihash.value() == 0x23d7a0d288cd67e7ULL);  // hash4j's pinned value itself
 }
 
 TEST_CASE("jumpback: moving from n to n+1 buckets moves only keys to bucket n, about 1/(n+1)",
