@@ -10,6 +10,7 @@
 #include <keyplace/detail/xxhash.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/jump.hpp>
+#include <keyplace/jumpback.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/modulo.hpp>
 #include <keyplace/multiprobe.hpp>
@@ -143,7 +144,7 @@ public:
         std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
                      compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
                      compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>,
-                     multiprobe>;
+                     multiprobe, jumpback>;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -512,7 +513,7 @@ static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") &
               row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
               row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
               row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions") &&
-              row_states<multiprobe>("multiprobe"));
+              row_states<multiprobe>("multiprobe") && row_states<jumpback>("jumpback"));
 static_assert(find_strategy("ring")->param("vnodes")->number_default == ring_config{}.vnodes &&
               find_strategy("ring")->param("vnodes")->max == ring_max_points);
 static_assert(find_strategy("maglev")->param("table-size")->number_default == maglev_config{}.table_size &&
@@ -779,6 +780,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         take(jump::try_build(plain, err));
     } else if (sname == "jump-guava") {
         take(jump_guava::try_build(plain, err));
+    } else if (sname == "jumpback") {
+        take(jumpback::try_build(plain, err));
     } else if (sname == "maglev") {
         take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
     } else if (sname == "modulo") {
