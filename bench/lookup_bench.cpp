@@ -13,9 +13,9 @@
 // Families, by harness (bench_support.hpp):
 //   throughput (time_lookups, prepared keys or points, independent lookups):
 //     hash_only, ring_pick, ring_locate, lower_bound_pick, branchless_lower_bound_pick,
-//     map_ring_pick, rendezvous_pick, jump_pick, maglev_pick, maglev_locate, ring_spread3_pick,
-//     rendezvous_spread3_pick (hot-key spreading over 3 copies), compat_*_locate,
-//     libmemcached_ketama_locate
+//     map_ring_pick, rendezvous_pick, jump_pick, jumpback_pick, maglev_pick, maglev_locate,
+//     ring_spread3_pick, rendezvous_spread3_pick (hot-key spreading over 3 copies),
+//     compat_*_locate, libmemcached_ketama_locate
 //   latency chain (time_chain, the next key depends on the previous owner):
 //     hash_chain, ring_locate_chain, maglev_locate_chain
 //   fresh keys (time_fresh, a new 16-byte key a lookup) and their memory floor:
@@ -235,6 +235,9 @@ auto main(int argc, char** argv) -> int {
     lookup_benchmark("map_ring_pick", points(), make_map_ring, map_owner, map_reference)->Apply(ring_args);
     pick_benchmark("rendezvous_pick", [](auto& s) { return rendezvous_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
+    // JumpBackHash beside jump: expected O(1) against jump's O(log N).
+    pick_benchmark("jumpback_pick", [](auto& s) { return keyplace::jumpback::build(nodes(arg(s))); })
+        ->Arg(10)->Arg(1000)->Arg(1000000);
     pick_benchmark("maglev_pick", maglev_m)->Apply(maglev_sizes);
     // AnchorHash (capacity N) and MementoHash over N nodes, after removing 0, 10 or 50 % of them.
     const auto removal_args = [](benchmark::internal::Benchmark* b) {

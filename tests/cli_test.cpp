@@ -1078,6 +1078,34 @@ TEST_CASE("cli: a multiprobe snapshot: created, verified, located as the engine 
     CHECK_THAT(bad.err, Catch::Matchers::Contains("0"));
 }
 
+TEST_CASE("cli: a jumpback snapshot: created, located as the engine locates, and carried by next",
+          "[cli][snapshot]") {
+    // jumpback_joining of tests/golden/snapshot_digests_v2.txt: the generator's digests.
+    const auto created = run_cli({"snapshot", "create", "--strategy", "jumpback", "--nodes", "s0,s1,s2,s3,s4",
+                                  "--states", "s4=joining", "--cluster", "jb"});
+    REQUIRE(created.status == 0);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"8d1e244f18eeb6d1d7f93b26df07c1c4\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"probe\": \"13ad82fde34eddc067be259ad1fee552\""));
+    const auto path = temp_file("kp_cli_jumpback.json", created.out);
+    REQUIRE(run_cli({"snapshot", "verify", path}).status == 0);
+    std::string keys;
+    for (int i = 0; i < 500; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    const auto engine = run_cli({"locate", "--strategy", "jumpback", "--nodes", "s0,s1,s2,s3"}, keys);
+    REQUIRE(engine.status == 0);
+    CHECK(run_cli({"locate", "--snapshot", path}, keys).out == engine.out);
+    const auto next = run_cli({"snapshot", "next", path, "--states", "s4=active"});
+    REQUIRE(next.status == 0);
+    const auto next_path = temp_file("kp_cli_jumpback2.json", next.out);
+    const auto engine5 = run_cli({"locate", "--strategy", "jumpback", "--nodes", "s0,s1,s2,s3,s4"}, keys);
+    CHECK(run_cli({"locate", "--snapshot", next_path}, keys).out == engine5.out);
+    CHECK(engine5.out != engine.out);
+    const auto plan = run_cli({"plan", path, next_path});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("s4"));
+}
+
 TEST_CASE("cli: anchor and memento snapshots: created, located as the engine locates, and carried by next",
           "[cli][snapshot]") {
     // anchor_cap8_joining and memento_leaving_last_joining of tests/golden/snapshot_digests_v2.txt:

@@ -17,6 +17,7 @@ static_assert(keyplace::ordered_placement_strategy<keyplace::rendezvous>);
 static_assert(keyplace::ordered_placement_strategy<keyplace::maglev>);
 static_assert(keyplace::placement_strategy<keyplace::jump> && !keyplace::ordered_placement_strategy<keyplace::jump>);
 static_assert(keyplace::placement_strategy<keyplace::jump_guava>);
+static_assert(keyplace::placement_strategy<keyplace::jumpback> && !keyplace::ordered_placement_strategy<keyplace::jumpback>);
 static_assert(keyplace::placement_strategy<keyplace::modulo> && keyplace::region_strategy<keyplace::modulo>);
 static_assert(keyplace::ordered_placement_strategy<compat::ketama> && keyplace::region_strategy<compat::ketama>);
 static_assert(keyplace::ordered_placement_strategy<compat::envoy_ring_hash>);
@@ -35,7 +36,7 @@ namespace {
 // plus sampling noise.
 auto ring_bound(double v) -> double { return 1.0 + 5.0 / std::sqrt(v) + 0.03; }
 
-// Strategies whose shares are exact (rendezvous: w/Σw; jump: 1/N; Maglev: entries/M; an even
+// Strategies whose shares are exact (rendezvous: w/Σw; jump and jumpback: 1/N; Maglev: entries/M; an even
 // slot split; modulo) are bounded by sampling noise alone: sd of a node's count is about 0.67%
 // of the mean at 10 nodes and 2*10^5 keys; the largest of 10 sits near +1.5 sd. Allow 5 sd.
 constexpr double sampling_bound = 1.0 + 5 * 0.0067;
@@ -113,6 +114,7 @@ TEST_CASE("conformance: jump", "[conformance][jump]") { run_conformance(jump_sub
 TEST_CASE("conformance: jump (Guava form)", "[conformance][jump]") {
     run_conformance(jump_subject<keyplace::jump_guava>());
 }
+TEST_CASE("conformance: jumpback", "[conformance][jumpback]") { run_conformance(jump_subject<keyplace::jumpback>()); }
 
 TEST_CASE("conformance: maglev", "[conformance][maglev]") {
     run_conformance(conformance_subject<keyplace::maglev>{

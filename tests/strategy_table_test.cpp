@@ -104,7 +104,7 @@ TEST_CASE("strategy table: every row builds a snapshot with its defaults filled 
             CHECK(r->fingerprint() == s->fingerprint());
         }
     }
-    CHECK(names.size() == 20);  // 18 before anchor and memento
+    CHECK(names.size() == 21);  // 18 before jumpback, anchor and memento
     CHECK(keyplace::find_strategy("consistent") == nullptr);
 }
 

@@ -209,6 +209,15 @@ struct jump_entry {
     static auto build(const parsed_args&, const std::string& nodes) { return keyplace::jump::build(parse_spec(nodes)); }
 };
 
+struct jumpback_entry {
+    static constexpr std::string_view name = "jumpback";
+    static constexpr std::string_view help =
+        "JumpBackHash (Ertl), hash4j's jumpBackHash: jump's contract in constant time, buckets in the order given";
+    static auto build(const parsed_args&, const std::string& nodes) {
+        return keyplace::jumpback::build(parse_spec(nodes));
+    }
+};
+
 struct jump_guava_entry {
     static constexpr std::string_view name = "jump-guava";
     static constexpr std::string_view help = "jump hash in Guava 31.1's arithmetic (Hashing.consistentHash)";
@@ -559,7 +568,7 @@ struct memento_entry {
     }
 };
 
-using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, maglev_entry, modulo_entry,
+using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, jumpback_entry, maglev_entry, modulo_entry,
                               envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
                               ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
                               redis_entry, tokens_entry, partitions_entry, multiprobe_entry, mpchash_entry,

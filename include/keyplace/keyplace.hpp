@@ -13,6 +13,7 @@
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/jump.hpp>
+#include <keyplace/jumpback.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>

@@ -11,6 +11,7 @@
 #include <keyplace/detail/xxhash.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/jump.hpp>
+#include <keyplace/jumpback.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>
@@ -152,7 +153,7 @@ public:
         std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
                      compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
                      compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>,
-                     multiprobe, anchor, memento>;
+                     multiprobe, jumpback, anchor, memento>;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -541,7 +542,8 @@ static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") &
               row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
               row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
               row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions") &&
-              row_states<multiprobe>("multiprobe") && row_states<anchor>("anchor") && row_states<memento>("memento"));
+              row_states<multiprobe>("multiprobe") && row_states<jumpback>("jumpback") &&
+              row_states<anchor>("anchor") && row_states<memento>("memento"));
 static_assert(find_strategy("anchor")->param("capacity")->number_default == anchor_config{}.capacity &&
               find_strategy("anchor")->param("capacity")->max == anchor_max_capacity &&
               find_strategy("anchor")->param("removed")->max == anchor_max_capacity - 1);
@@ -897,6 +899,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         take(jump::try_build(plain, err));
     } else if (sname == "jump-guava") {
         take(jump_guava::try_build(plain, err));
+    } else if (sname == "jumpback") {
+        take(jumpback::try_build(plain, err));
     } else if (sname == "maglev") {
         take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
     } else if (sname == "modulo") {

@@ -399,6 +399,54 @@ class JumpGuava(Jump):
     fn = staticmethod(jump_guava)
 
 
+# jumpback ---------------------------------------------------------------------
+
+def splitmix64_next(state: int) -> tuple[int, int]:
+    """hash4j's SplitMix64V1.nextLong(): (new state, value)."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def jumpback_hash(key: int, buckets: int) -> int:
+    """JumpBackHash (Ertl) with SplitMix64 seeded by the key, as hash4j 0.30.0's
+    jumpBackHash(splitMix64_V1()) computes it; 1 <= buckets <= 2^31 - 1. Java's
+    1 << ~nlz(x) is the highest set bit of x; r0 >>> (bitCount(x) << 5) shifts by
+    32 when x has an odd number of bits set, else by 0 (Java takes counts mod 64)."""
+    assert 1 <= buckets <= 2147483647
+    if buckets == 1:
+        return 0
+    state, r0 = splitmix64_next(key & MASK64)
+    x = ((r0 ^ (r0 >> 32)) & MASK32) & ((1 << (buckets - 1).bit_length()) - 1)
+    while x:
+        lo = 1 << (x.bit_length() - 1)
+        half = r0 >> 32 if bin(x).count("1") & 1 else r0
+        b = lo + ((half & MASK32) & (lo - 1))
+        if b < buckets:
+            return b
+        hi = 2 * lo - 1
+        while True:
+            state, r1 = splitmix64_next(state)
+            b = r1 & hi
+            if b < lo:
+                break
+            if b < buckets:
+                return b
+            b = (r1 >> 32) & hi
+            if b < lo:
+                break
+            if b < buckets:
+                return b
+        x ^= lo
+    return 0
+
+
+class JumpBack(Jump):
+    fn = staticmethod(jumpback_hash)
+
+
 # ketama dialects (memcached clients, libketama, Python hash_ring) ----------
 
 def md5(b: bytes) -> bytes:
@@ -934,6 +982,7 @@ STRATEGIES = {
     "multiprobe": (NativeMultiprobe, {"probes": 21}),
     "anchor": (NativeAnchor, {"capacity": 0, "removed": []}),
     "memento": (NativeMemento, {"removed": []}),
+    "jumpback": (JumpBack, {}),
 }
 SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
 STATE_PARAMS = {"anchor": ("capacity", "removed"), "memento": ("removed",)}
@@ -1260,6 +1309,12 @@ def strategy_cases():
         comment="k2 holds the last bucket: it leaves by shrinking the table, and k3 appends bucket 2")
     add("memento_leaving_middle", "memento", N("k0,k1@leaving,k2,k3"), {"removed": []},
         comment="k1 leaves: bucket 1 joins the memento with replacer 3")
+    add("jumpback_ten", "jumpback", N(",".join(f"shard-{i}" for i in (3, 1, 4, 0, 5, 9, 2, 6, 8, 7))),
+        comment="JumpBackHash: buckets in the order given, not id order")
+    add("jumpback_joining", "jumpback", N("s0,s1,s2,s3,s4@joining"), comment="push_back of s4")
+    add("jumpback_leaving", "jumpback", N("s0,s1,s2,s3@leaving"), comment="pop_back of s3")
+    add("jumpback_seventy", "jumpback", N(",".join(f"node-{i}" for i in range(70))),
+        comment="bucket ranges past 64")
     return C
 
 
@@ -1300,6 +1355,20 @@ def check_jump_vectors():
         assert jump_paper(int(k), int(b)) == int(r), ln
 
 
+def check_jumpback_vectors():
+    """hash4j 0.30.0's own values (Hash4jJumpBackVectors.java), the pairs of its
+    checksum loop included."""
+    n = 0
+    for ln in read_lines("jumpback_hash4j_0.30.0.txt"):
+        f = ln.split()
+        if f[0] == "jumpback":
+            assert jumpback_hash(int(f[1]), int(f[2])) == int(f[3]), ln
+            n += 1
+        elif f[0] == "checksum_head":
+            assert jumpback_hash(int(f[3]), int(f[2])) == int(f[4]), ln
+    assert n > 4000, n
+
+
 def check_node_hashring(name, cls, servers, weights, limit=20000):
     """node-hashring's 100000-key fixtures: key = decimal i."""
     digits = []
@@ -1332,6 +1401,7 @@ def self_test():
     assert len(b"keyplace.fingerprint/1") == 22 and len(b"keyplace.snapshot/1") == 19
     # jump: the paper's function and Guava's, against the stored tables
     check_jump_vectors()
+    check_jumpback_vectors()
     # ketama dialects: the counts the README names, then the fixtures
     assert libmemcached_points_per_server(1, 25, 25) == 156
     assert libmemcached_points_per_server(1, 10, 10) == 160
