@@ -2026,3 +2026,37 @@ TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name gra
     }
 }
 #endif
+
+TEST_CASE("cli: partitions documents record their claim contract, and next keeps it", "[cli][snapshot][partitions]") {
+    const std::vector<std::string_view> create{"snapshot", "create", "--strategy", "partitions", "--partitions", "64",
+                                               "--nodes", "a@eu/z1,b@eu/z1,c@eu/z2,d@eu/z3", "--cluster", "c",
+                                               "--copies", "3", "--spread", "zone"};
+    // New documents record contract 2.
+    const auto two = run_cli(create);
+    REQUIRE(two.status == 0);
+    CHECK_THAT(two.out, Catch::Matchers::Contains("\"contract\": 2"));
+    // --contract 1: the document of the first release, which states none.
+    auto one_args = create;
+    one_args.insert(one_args.end(), {"--contract", "1"});
+    const auto one = run_cli(one_args);
+    REQUIRE(one.status == 0);
+    CHECK_THAT(one.out, !Catch::Matchers::Contains("\"contract\": 2"));  // (strategy.contract is 1 in both)
+    const auto d1 = keyplace::load_snapshot_json(one.out);
+    CHECK_FALSE(d1.strategy().params.contains("contract"));
+    CHECK(std::get<keyplace::partitions>(d1.current().strategy()).config().contract == 1);
+    // snapshot next keeps a document's contract: moving to 2 re-claims the whole table (it moves
+    // partitions), which is a new snapshot create, not a successor.
+    const auto next = run_cli({"snapshot", "next", temp_file("kp_cli_c1.json", one.out), "--add", "e@eu/z3"});
+    REQUIRE(next.status == 0);
+    const auto d2 = keyplace::load_snapshot_json(next.out);
+    CHECK_FALSE(d2.strategy().params.contains("contract"));
+    CHECK(std::get<keyplace::partitions>(d2.pending().strategy()).config().contract == 1);
+    auto bad = create;
+    bad.insert(bad.end(), {"--contract", "3"});
+    // (exit 2: every SPEC was inline, so what the library refuses is a bad argument.)
+    expect_failure(run_cli(bad), 2, "partitions implements contract 1 to 2, not 3");
+    expect_failure(run_cli({"locate", "--strategy", "partitions", "--partitions", "4", "--nodes", "a,b",
+                            "--contract", "0"},
+                           "k\n"),
+                   2, "partitions implements contract 1 to 2, not 0");
+}

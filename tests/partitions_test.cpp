@@ -146,7 +146,8 @@ auto replica_history(keyplace::failure_domain spread, std::uint64_t seed) -> dou
     for (int i = 0; i < 24; ++i) {
         start.push_back({"n" + std::to_string(next_id++), 1.0, {"r", "z", "rack-" + std::to_string(i % 8)}});
     }
-    const partitions_config config{.partitions = 256, .replicas = 3, .spread = spread};
+    // Contract 1: its measured ratios below (contract 2 has its own history test).
+    const partitions_config config{.partitions = 256, .replicas = 3, .spread = spread, .contract = 1};
     auto s = partitions::build(start, config);
     check_table(s);
     CHECK(s.crowded() == 0);
@@ -206,6 +207,101 @@ auto replica_history(keyplace::failure_domain spread, std::uint64_t seed) -> dou
         CHECK(spread_steps >= 190);
     }
     return static_cast<double>(moved) / static_cast<double>(least);
+}
+
+// Contract 2's limits computed here from the table alone: per level (zone, rack), the most
+// replicas of one partition a domain may hold, ceil(slots held / Q).
+auto zone_limit_breaches(const partitions& s) -> std::uint32_t {
+    const std::uint32_t q = s.partition_count();
+    std::uint32_t over = 0;
+    for (const bool racks : {false, true}) {
+        std::map<std::string, std::uint64_t> held;
+        const auto domain = [&](node_index i) {
+            const auto& w = s.node(i).where;
+            return w.zone + (racks ? "/" + w.rack : "");
+        };
+        for (std::uint32_t i = 0; i < s.size(); ++i) {
+            held[domain(node_index{i})] += s.slots(node_index{i});
+        }
+        for (std::uint32_t p = 0; p < q; ++p) {
+            std::map<std::string, std::uint64_t> in;
+            for (std::uint32_t r = 0; r < s.replica_count(); ++r) {
+                ++in[domain(s.owner(p, r))];
+            }
+            for (const auto& [d, c] : in) {
+                over += c > (held[d] + q - 1) / q ? 1U : 0U;
+            }
+        }
+    }
+    return over;
+}
+
+// 150 random steps of a contract-2 table over 4 zones of 3 racks, one zone heavier (joins land
+// in a random zone and rack, weights 1 to 4), 3 replicas, 256 partitions: checks every table
+// and returns moved / minimum over the history.
+auto zone_history(std::uint64_t seed) -> double {
+    std::mt19937_64 gen(seed);
+    int next_id = 0;
+    const auto place = [](std::mt19937_64& g) {
+        const auto z = g() % 4;
+        return keyplace::location{"r", "z" + std::to_string(z), "k" + std::to_string(g() % 3)};
+    };
+    std::vector<node> start;
+    for (int i = 0; i < 12; ++i) {
+        start.push_back({"n" + std::to_string(next_id++), i < 6 ? 2.0 : 1.0,
+                         {"r", "z" + std::to_string(i % 4), "k" + std::to_string(i % 3)}});
+    }
+    auto s = partitions::build(start, {.partitions = 256, .replicas = 3, .spread = keyplace::failure_domain::zone});
+    std::size_t moved = 0;
+    std::size_t least = 0;
+    for (int step = 0; step <= 150; ++step) {
+        const auto next = step == 0 ? s : random_step(s, gen, next_id, place);
+        INFO("step " << step << ", " << next.size() << " nodes");
+        CHECK(next.overcrowded() == 0);
+        CHECK(zone_limit_breaches(next) == 0);
+        CHECK_FALSE(next.off_quota().has_value());
+        // Balance: three splits (zones, racks, nodes) each round once, an error below one slot
+        // carried down scaled by a fraction <= 1: every node within 3 slots of Q n w / W, where
+        // no share is capped (a node above W / 3, a zone above W m / 3 for its m nodes).
+        std::uint64_t w = 0;
+        std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> zones;  // weight, nodes
+        for (const auto& n : next.nodes()) {
+            w += weight_of(n);
+            zones[n.where.zone].first += weight_of(n);
+            ++zones[n.where.zone].second;
+        }
+        bool capped = false;
+        for (const auto& n : next.nodes()) {
+            capped = capped || 3 * weight_of(n) > w;
+        }
+        for (const auto& [z, wm] : zones) {
+            capped = capped || 3 * wm.first > w * wm.second;
+        }
+        for (std::uint32_t i = 0; i < next.size() && !capped; ++i) {
+            const double share = 768.0 * static_cast<double>(weight_of(next.node(node_index{i}))) / static_cast<double>(w);
+            CHECK(std::abs(static_cast<double>(next.slots(node_index{i})) - share) < 3.0);
+        }
+        if (step > 0) {
+            const auto plan = keyplace::partition_moves(s, next);
+            CHECK(plan.moved >= plan.minimum);
+            moved += plan.moved;
+            least += least_moves(s, next);
+        }
+        s = next;
+    }
+    return static_cast<double>(moved) / static_cast<double>(least);
+}
+
+// FNV-1a 64 of a table's ids, rank by rank.
+auto table_digest(const partitions& s) -> std::uint64_t {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (const auto i : s.table()) {
+        for (const char c : s.node(i).id + ",") {
+            h ^= static_cast<unsigned char>(c);
+            h *= 0x100000001b3ULL;
+        }
+    }
+    return h;
 }
 
 }  // namespace
@@ -528,4 +624,88 @@ TEST_CASE("partitions: transitioned makes several changes with one claim, moving
     CHECK_FALSE(s.try_transitioned(twice, err).has_value());
     CHECK(err.code() == keyplace::errc::duplicate_id);
     check_table(s);
+}
+
+TEST_CASE("partitions: contract 1 claims as before contract 2 existed", "[partitions]") {
+    // Digests of a history over zones printed by keyplace 0.2.0 before contract 2 (commit 6c11435,
+    // whose only claim this was): contract 1 must reproduce them bit for bit.
+    std::vector<node> nodes;
+    for (int i = 0; i < 12; ++i) {
+        nodes.push_back({"n" + std::to_string(i), 1.0 + (i % 3),
+                         {"r", "z" + std::to_string(i % 3 == 0 ? 0 : i % 4), "k" + std::to_string(i % 5)}});
+    }
+    auto t = partitions::build(nodes, {.partitions = 256, .replicas = 3, .spread = keyplace::failure_domain::zone,
+                                       .contract = 1});
+    CHECK(table_digest(t) == 0x429c6debcde66973ULL);
+    CHECK(t.crowded() == 16);
+    t = t.with({"j0", 2.0, {"r", "z1", "k9"}});
+    CHECK(table_digest(t) == 0xf87dbbcbf181a87dULL);
+    t = t.without("n4");
+    CHECK(table_digest(t) == 0x401b7cfd48ea7a1dULL);
+    t = t.reweighted("n7", 4.0);
+    CHECK(table_digest(t) == 0x1e698606aa6312f4ULL);
+}
+
+TEST_CASE("partitions: contract 2, a zone with half the weight holds at most two replicas of a partition",
+          "[partitions]") {
+    // Zones a (4 nodes), b and c (2 each), weight 1: a's slots are 3 * 256 / 2 = 384, so 128
+    // partitions at least hold two replicas in a (384 - 256), and ceil(384 / 256) = 2 is a's
+    // limit, b's and c's ceil(192 / 256) = 1.
+    std::vector<node> nodes;
+    for (int i = 0; i < 8; ++i) {
+        const std::string z = i < 4 ? "a" : i < 6 ? "b" : "c";
+        nodes.push_back({z + std::to_string(i), 1.0, {"r", z, "k" + std::to_string(i)}});
+    }
+    const partitions_config two{.partitions = 256, .replicas = 3, .spread = keyplace::failure_domain::zone};
+    const auto t = partitions::build(nodes, two);
+    CHECK(t.overcrowded() == 0);
+    CHECK(zone_limit_breaches(t) == 0);
+    CHECK(t.crowded() == 128);  // the least possible
+    // Contract 1 (README, Limitations before contract 2): 64 partitions with all three in a.
+    auto one = two;
+    one.contract = 1;
+    const auto t1 = partitions::build(nodes, one);
+    CHECK(t1.overcrowded() == 64);
+    CHECK(zone_limit_breaches(t1) == 64);
+    // 2 * 10^5 keys: a key's copies (its partition's replicas, pick_n) never hold more than a
+    // zone's limit; the table fixes this for every key, so no statistical bound is needed.
+    std::vector<node_index> out(3);
+    const std::map<std::string, std::size_t> limit{{"a", 2}, {"b", 1}, {"c", 1}};
+    std::size_t breaches = 0;
+    for (std::uint64_t k = 0; k < 200000; ++k) {
+        REQUIRE(t.pick_n(keyplace::xxh3{}("key-" + std::to_string(k)), out) == 3);
+        std::map<std::string, std::size_t> in;
+        for (const auto i : out) {
+            ++in[t.node(i).where.zone];
+        }
+        for (const auto& [z, c] : in) {
+            breaches += c > limit.at(z) ? 1U : 0U;
+        }
+    }
+    CHECK(breaches == 0);
+}
+
+TEST_CASE("partitions: contract 2 through a random history over zones keeps every limit and quota",
+          "[partitions]") {
+    // Moved / minimum is above 1 where a change lowers a domain's limit (the replicas above it
+    // move off) and where a swap keeps a limit: measured 1.07 to 1.15 over seeds 1 to 10
+    // (1.08 at seed 9); bound about twice the largest excess.
+    const double ratio = zone_history(9);
+    INFO("moved / minimum: " << ratio);
+    CHECK(ratio <= 1.3);
+}
+
+TEST_CASE("partitions: the contract is 1 or 2, and a bad one is refused by value", "[partitions]") {
+    const auto nodes = make_nodes(4);
+    for (const std::uint32_t c : {0U, 3U}) {
+        INFO("contract " << c);
+        keyplace::error_info err;
+        CHECK_FALSE(partitions::try_build(nodes, {.partitions = 16, .contract = c}, err).has_value());
+        CHECK(err.code() == keyplace::errc::invalid_argument);
+        CHECK(err.message() == "partitions implements contract 1 to 2, not " + std::to_string(c));
+    }
+    // With spread node the two contracts claim the same table.
+    const auto a = partitions::build(nodes, {.partitions = 64, .replicas = 2, .contract = 1});
+    const auto b = partitions::build(nodes, {.partitions = 64, .replicas = 2, .contract = 2});
+    CHECK(a.table() == b.table());
 }

@@ -73,10 +73,16 @@ TEST_CASE("strategy table: every row builds a snapshot with its defaults filled 
         keyplace::error_info err;
         const auto s = snapshot::try_build(d, err);
         REQUIRE(s.has_value());
-        // Every parameter of the row is listed, a default where the description left it out.
-        CHECK(s->strategy().params.size() == row.params.size());
+        // Every parameter of the row is listed, a default where the description left it out,
+        // but an implicit default (partitions' contract: 1, what a document stating none means).
+        std::size_t implicit = 0;
         for (const auto& p : row.params) {
             const auto it = s->strategy().params.find(p.name);
+            if (p.implicit_default) {
+                ++implicit;
+                CHECK(it == s->strategy().params.end());
+                continue;
+            }
             REQUIRE(it != s->strategy().params.end());
             if (d.strategy.params.contains(p.name)) {
                 continue;
@@ -89,6 +95,7 @@ TEST_CASE("strategy table: every row builds a snapshot with its defaults filled 
                 CHECK(std::get<std::vector<std::uint64_t>>(it->second).empty());
             }
         }
+        CHECK(s->strategy().params.size() == row.params.size() - implicit);
         // Copies beyond the owner exactly where the row states a preference order.
         auto replicated = d;
         replicated.replication.count = 2;
@@ -122,13 +129,19 @@ TEST_CASE("strategy table: a range-checked parameter is refused just outside its
                 same_refusal(d, p.range_error, "strategy.params." + std::string(p.name));
                 keyplace::error_info err;
                 (void)snapshot::try_build(d, err);
-                CHECK(err.message() == std::string(p.noun) + " " + std::to_string(bad) + " is outside " +
-                                           std::to_string(p.min) + ".." + std::to_string(p.max));
+                // A strategy's own contract names the ones it implements.
+                CHECK(err.message() == (p.name == "contract" ? std::string(row.name) + " implements contract " +
+                                                                   std::to_string(p.min) + " to " +
+                                                                   std::to_string(p.max) + ", not " +
+                                                                   std::to_string(bad)
+                                                             : std::string(p.noun) + " " + std::to_string(bad) +
+                                                                   " is outside " + std::to_string(p.min) + ".." +
+                                                                   std::to_string(p.max)));
             }
             ++checked;
         }
     }
-    CHECK(checked == 5);  // ring's vnodes, multiprobe's probes, partitions' Q and n, anchor's capacity
+    CHECK(checked == 6);  // ring's vnodes, multiprobe's probes, partitions' Q, n and contract, anchor's capacity
 }
 
 TEST_CASE("strategy table: unknown names, contracts, parameters and kinds, once for both entry forms") {
@@ -210,4 +223,22 @@ TEST_CASE("strategy table: whole weights where the row needs them") {
             CHECK(err.where().empty());
         }
     }
+}
+
+TEST_CASE("strategy table: partitions' contract is left out at 1 and kept at 2") {
+    const auto* row = keyplace::find_strategy("partitions");
+    REQUIRE(row != nullptr);
+    auto d = buildable(*row);
+    const auto none = snapshot::build(d);
+    d.strategy.params["contract"] = std::uint64_t{1};
+    const auto one = snapshot::build(d);
+    // Stated 1 is the document that states none: the same parameters, the same fingerprint.
+    CHECK_FALSE(one.strategy().params.contains("contract"));
+    CHECK(one.fingerprint() == none.fingerprint());
+    d.strategy.params["contract"] = std::uint64_t{2};
+    const auto two = snapshot::build(d);
+    CHECK(std::get<std::uint64_t>(two.strategy().params.at("contract")) == 2);
+    CHECK(two.fingerprint() != none.fingerprint());
+    CHECK(std::get<keyplace::partitions>(two.current().strategy()).config().contract == 2);
+    CHECK(std::get<keyplace::partitions>(none.current().strategy()).config().contract == 1);
 }

@@ -472,10 +472,15 @@ struct partitions_entry {
         "Q equal partitions of the hash space claimed by quota (with --replicas N --spread L: N per partition)";
     static constexpr number_option<std::uint32_t> partitions{
         {"partitions", "Q", "partitions, a power of two"}, keyplace::partitions_config{}.partitions, 1};
-    static constexpr auto options() { return std::tuple{&partitions}; }
+    // No range here: the library refuses a contract it does not implement, naming the ones it does.
+    static constexpr number_option<std::uint32_t> contract{
+        {"contract", "C", "the partitions claim rules: 2 (domain limits, the default) or 1 (the first release's)"},
+        keyplace::partitions_config{}.contract};
+    static constexpr auto options() { return std::tuple{&partitions, &contract}; }
     static auto build(const parsed_args& a, const std::string& nodes) {
         keyplace::partitions_config config;
         config.partitions = partitions.get(a);
+        config.contract = contract.get(a);
         // locate's --replicas and --spread shape the table itself: each partition's replicas.
         if (const auto n = a.get(option_spec{"replicas", "N", ""})) {
             config.replicas = parse_unsigned<std::uint32_t>(*n).value_or(0);

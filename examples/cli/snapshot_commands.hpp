@@ -235,6 +235,10 @@ auto snapshot_create(const parsed_args& a) -> std::string {
     d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
     d.strategy.name = std::string(E::name);
     d.strategy.params = snapshot_params<E>(a);
+    if constexpr (std::is_same_v<E, partitions_entry>) {
+        // New documents record the claim contract (one that states none was written by 1).
+        d.strategy.params.try_emplace("contract", std::uint64_t{partitions_entry::contract.fallback.value()});
+    }
     d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
     apply_states(a, d.nodes, "--nodes");
     auto addresses = id_values(a, addresses_option.spec);

@@ -562,7 +562,9 @@ static_assert(find_strategy("envoy-maglev")->param("table-size")->number_default
 static_assert(find_strategy("partitions")->param("partitions")->number_default == partitions_config{}.partitions &&
               find_strategy("partitions")->param("partitions")->max == max_partitions &&
               find_strategy("partitions")->param("replicas")->number_default == partitions_config{}.replicas &&
-              find_strategy("partitions")->param("replicas")->max == max_partition_replicas);
+              find_strategy("partitions")->param("replicas")->max == max_partition_replicas &&
+              find_strategy("partitions")->param("contract")->min == min_partitions_contract &&
+              find_strategy("partitions")->param("contract")->max == max_partitions_contract);
 
 /// Each snapshot node's partitions in a table: runs of consecutive partitions at one rank.
 inline void write_partition_spans(const partitions& table, const placement& p, std::vector<snapshot_node>& nodes) {
@@ -736,6 +738,9 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
     config.partitions = static_cast<std::uint32_t>(number("partitions"));
     config.replicas = static_cast<std::uint32_t>(number("replicas"));
     config.spread = *parse_failure_domain(std::get<std::string>(params.find("spread")->second));
+    // Not stated: contract 1 (a document written before contract 2; fill_defaults leaves it out).
+    const auto contract = params.find("contract");
+    config.contract = contract == params.end() ? 1U : static_cast<std::uint32_t>(std::get<std::uint64_t>(contract->second));
     error_info err;
     if (from != nullptr) {
         auto table = std::get<partitions>(from->strategy()).try_transitioned(plain, err);

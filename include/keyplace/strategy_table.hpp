@@ -52,6 +52,10 @@ struct strategy_parameter {
     /// buckets), so that item 2 leaves it out and a table has one fingerprint however it is
     /// stated (capacity 0 or the count it stands for; a successor's removed stack).
     bool in_state = false;
+    /// Whether the parameter is left out of a description at its default (fill_defaults neither
+    /// adds it nor keeps it there, so the fingerprint does not see it): a parameter added after
+    /// documents without it were written, whose default is what they meant.
+    bool implicit_default = false;
 };
 
 /// The per-node data a strategy takes from a snapshot node, besides id, weight and location.
@@ -166,6 +170,10 @@ inline constexpr strategy_parameter partitions_params[] = {
      .meaning = "n, the replicas of every partition, at most the node count"},
     {.name = "spread", .kind = param_kind::name, .name_default = "node", .names = spread_levels,
      .meaning = "the level a partition's replicas are kept apart at"},
+    // A document that states no contract was written by contract 1 (keyplace-cli writes 2).
+    {.name = "contract", .number_default = 1, .min = 1, .max = 2, .range_checked = true, .noun = "contract",
+     .meaning = "the claim rules: 1, the first release's; 2, domain limits as Swift's ring builder",
+     .implicit_default = true},
 };
 
 }  // namespace detail::table
@@ -284,6 +292,12 @@ inline constexpr strategy_row strategy_table[] = {
         }
         const auto in_range = [&](std::uint64_t v, const std::string& at) -> error_info {
             if (p->range_checked && (v < p->min || v > p->max)) {
+                if (p->name == "contract") {  // a strategy's own contract: say which it implements
+                    return error_info(p->range_error, std::string(spec.name) + " implements contract " +
+                                                          std::to_string(p->min) + " to " + std::to_string(p->max) +
+                                                          ", not " + std::to_string(v))
+                        .at(at);
+                }
                 return error_info(p->range_error, std::string(p->noun) + " " + std::to_string(v) + " is outside " +
                                                       std::to_string(p->min) + ".." + std::to_string(p->max))
                     .at(at);
@@ -317,10 +331,18 @@ inline constexpr strategy_row strategy_table[] = {
     return {};
 }
 
-/// Adds every parameter spec leaves out, with its default (spec must pass check_strategy).
+/// Adds every parameter spec leaves out, with its default, and removes an implicit_default
+/// parameter stated at its default (spec must pass check_strategy).
 inline void fill_defaults(strategy_spec& spec) {
     if (const auto* row = find_strategy(spec.name)) {
         for (const auto& p : row->params) {
+            if (p.implicit_default) {
+                const auto at = spec.params.find(p.name);
+                if (at != spec.params.end() && at->second == strategy_param{p.number_default}) {
+                    spec.params.erase(at);
+                }
+                continue;
+            }
             switch (p.kind) {
                 case param_kind::number: spec.params.try_emplace(std::string(p.name), p.number_default); break;
                 case param_kind::name: spec.params.try_emplace(std::string(p.name), std::string(p.name_default)); break;

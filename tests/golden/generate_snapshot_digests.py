@@ -1049,12 +1049,21 @@ def probe_digest(p) -> tuple[int, int]:
     return xxh3_128(b"".join(s_str(p.owner_of(k).bid) for k in PROBE_KEYS))
 
 
+IMPLICIT = {"partitions": {"contract": 1}}
+
+
 def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=(), encoding=2):
     cls, defaults = STRATEGIES[strategy]
     params = dict(defaults)
+    implicit = IMPLICIT.get(strategy, {})
     for k, v in given_params.items():
-        assert k in defaults, f"{strategy}: unknown parameter {k}"
+        assert k in defaults or k in implicit, f"{strategy}: unknown parameter {k}"
         params[k] = v
+    # A parameter added after documents without it were written is left out at its
+    # default (those documents' fingerprints stay): partitions' "contract", 1.
+    for k, v in implicit.items():
+        if params.get(k) == v:
+            del params[k]
     now = [n for n in nodes if owns_now(n)]
     after = [n for n in nodes if owns_after(n)]
     built = dict(params)
@@ -1318,6 +1327,36 @@ def strategy_cases():
     return C
 
 
+def contract_cases():
+    """Encoding 2 only: partition tables under claim contract 2 (README, "Chosen
+    points": a partitions document states "contract": 2 among its parameters; one
+    that states none, or states 1, is contract 1 and its parameters, hashed, do not
+    hold it). A listed table is the placement either way: the contract enters the
+    fingerprint as a parameter, and decides the claims that derive later tables."""
+    C = []
+
+    def add(name, strategy, nodes, params=None, replication=(0, "node"), comment=None):
+        C.append((name, strategy, params or {}, replication, nodes, comment))
+
+    add("partitions_q8_contract2", "partitions",
+        [Node("p-c", partitions=[(6, 7, 0)]), Node("p-a", partitions=[(0, 2, 0)]),
+         Node("p-b", partitions=[(3, 5, 0)])],
+        {"partitions": 8, "contract": 2},
+        comment="partitions_q8 under contract 2: the same probe, another fingerprint")
+    add("partitions_q4_n2_rack_contract2", "partitions",
+        [Node("p-a", where="eu/z1/r1", partitions=[(0, 1, 0), (2, 2, 1)]),
+         Node("p-b", where="eu/z1/r2", partitions=[(2, 3, 0), (0, 0, 1)]),
+         Node("p-c", where="eu/z2/r3", partitions=[(1, 1, 1), (3, 3, 1)])],
+        {"partitions": 4, "replicas": 2, "spread": "rack", "contract": 2}, replication=(2, "rack"),
+        comment="partitions_q4_n2_rack under contract 2")
+    add("partitions_q8_contract1_stated", "partitions",
+        [Node("p-c", partitions=[(6, 7, 0)]), Node("p-a", partitions=[(0, 2, 0)]),
+         Node("p-b", partitions=[(3, 5, 0)])],
+        {"partitions": 8, "contract": 1},
+        comment="contract 1 stated is contract 1 left out: partitions_q8's fingerprint")
+    return C
+
+
 def override_cases():
     """Cases with overrides: (name, strategy, params, replication, nodes, overrides, comment)."""
     C = []
@@ -1535,7 +1574,7 @@ def main():
         "#         decimal digits is a number, anything else a name.",
         "#         decimal digits is a number, [A;B;...] a list of numbers, anything\n#         else a name.")
     out = [header, f"keyplace-snapshot-digests {encoding}"]
-    plain = cases() + (location_cases() + strategy_cases() if encoding >= 2 else [])
+    plain = cases() + (location_cases() + strategy_cases() + contract_cases() if encoding >= 2 else [])
     for name, strategy, params, (count, spread), nodes, comment in plain:
         fp, probe = snapshot_digests(strategy, params, count, spread, nodes, encoding=encoding)
         ptxt = params_text(params)
