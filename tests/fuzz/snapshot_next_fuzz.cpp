@@ -6,7 +6,8 @@
 // change (node, state), a node dropped from the list, an override (key, node).
 // Invariants (README, "Snapshots"):
 //  - try_successor never throws; a refusal names the value (bounded, no control byte); with no
-//    weight changes it refuses nothing (but an epoch past 2^64-1, which the build refuses);
+//    weight changes it refuses nothing, and what it gives builds (but after epoch 2^64-1) once a
+//    partition table's transition is completed (joiners active, leavers left);
 //  - the successor has epoch + 1, parent_epoch = epoch, the same cluster and strategy, no
 //    digests and no metadata;
 //  - a successor that builds verifies, and its document loads again with the same fingerprint
@@ -116,6 +117,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     KEYPLACE_FUZZ_CHECK(next->metadata == keyplace::snapshot_metadata{});
     KEYPLACE_FUZZ_CHECK(next->nodes.size() == before->nodes().size());
 
+    // A partition successor lists pending()'s table: the snapshot that completes the transition
+    // (README, "A partition table is state the snapshot carries"), so joiners become active and
+    // leavers left, as a caller must make them.
+    if (next->strategy.name == "partitions") {
+        for (auto& n : next->nodes) {
+            n.state = n.state == keyplace::node_state::joining   ? keyplace::node_state::active
+                      : n.state == keyplace::node_state::leaving ? keyplace::node_state::left
+                                                                 : n.state;
+        }
+    }
     bool edited = !weights.empty();
     for (std::size_t edits = 0; !in.empty() && edits < 16; ++edits) {
         edited = true;
