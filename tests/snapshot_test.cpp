@@ -1008,6 +1008,10 @@ TEST_CASE("overrides: every bad override is refused with the value named, and no
     refuse(d, errc::invalid_override, "the key is 1025 bytes, above 1024");
     d.overrides = {{std::string(1024, 'k'), "n1"}};
     CHECK(snapshot::build(d).owner(std::string(1024, 'k')).id == "n1");  // the bound itself is allowed
+    // Found by the snapshot_next fuzz target: a key that is not UTF-8 was built, then written
+    // with U+FFFD in its place, so the document held another key and another fingerprint.
+    d.overrides = {{std::string("k\xff\x7f\x01", 4), "n1"}};
+    refuse(d, errc::invalid_override, "override of key 'k\\xff\\x7f\\x01': the key is not UTF-8 (byte 1)");
     d.overrides = {{"k", "n1"}, {"j", "n0"}, {"k", "n2"}};
     refuse(d, errc::invalid_override, "override key 'k' appears more than once");
     d.overrides.clear();

@@ -223,9 +223,16 @@ auto parse_endpoints(std::string_view list, error_info& err) -> std::vector<std:
     for (;;) {
         const std::size_t comma = list.find(',', start);
         const std::string_view item = list.substr(start, comma == std::string_view::npos ? comma : comma - start);
-        const bool url = (item.starts_with("http://") && item.size() > 7) ||
-                         (item.starts_with("https://") && item.size() > 8);
-        if (!url) {
+        // A scheme, then a host: no white space or control byte anywhere (curl would be handed
+        // them), and no path, query or fragment where the host belongs.
+        const std::size_t scheme = item.starts_with("http://") ? 7 : item.starts_with("https://") ? 8 : 0;
+        const bool host = scheme != 0 && item.size() > scheme &&
+                          std::string_view("/?#").find(item[scheme]) == std::string_view::npos;
+        const bool clean = std::none_of(item.begin(), item.end(), [](char c) {
+            const auto u = static_cast<unsigned char>(c);
+            return u <= 0x20 || u == 0x7f;
+        });
+        if (!host || !clean) {
             err = detail::fail(errc::invalid_argument, "endpoint " + detail::quote(item) + " of " + detail::quote(list) +
                                                            " is not an http:// or https:// URL");
             return {};

@@ -1200,6 +1200,12 @@ inline auto snapshot::check_overrides() -> detail::failure {
                                                             std::to_string(o.key.size()) + " bytes, above " +
                                                             std::to_string(max_override_key_length));
         }
+        // A document holds the key as a JSON string: one that is not UTF-8 would be written
+        // otherwise than it is hashed, and the document would not load as this snapshot.
+        if (const auto at = detail::invalid_utf8_at(o.key)) {
+            return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) +
+                                                            ": the key is not UTF-8 (byte " + std::to_string(*at) + ")");
+        }
         if (auto f = check_name(name_kind::node_id, o.node)) {
             return detail::fail(f.code(), "override of key " + detail::quote(o.key) + ": " + f.message());
         }

@@ -215,6 +215,14 @@ TEST_CASE("etcd endpoints: a comma-separated list, each an http:// or https:// U
     CHECK(err.message() == "endpoint 'a:2379' of 'a:2379' is not an http:// or https:// URL");
     CHECK(etcd::parse_endpoints("https://", err).empty());
     CHECK(err == errc::invalid_argument);
+    // Found by the etcd_options fuzz target: a control byte, white space or a missing host was
+    // accepted and handed to curl.
+    CHECK(etcd::parse_endpoints("http://a\x01", err).empty());
+    CHECK(err.message() == "endpoint 'http://a\\x01' of 'http://a\\x01' is not an http:// or https:// URL");
+    CHECK(etcd::parse_endpoints("https://a:1,http://b c:2", err).empty());
+    CHECK(err == errc::invalid_argument);
+    CHECK(etcd::parse_endpoints("http:///path", err).empty());
+    CHECK(err == errc::invalid_argument);
 }
 
 TEST_CASE("etcd secured: a client without a client certificate is refused", "[etcd-secure]") {

@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${1:?usage: run.sh SECONDS [TARGET...]}
 shift
-[ $# -gt 0 ] || set -- spec cli strategies ring_lookup snapshot_json compat
+[ $# -gt 0 ] || set -- spec cli strategies ring_lookup snapshot_json compat snapshot_next strategy_table etcd_options fleet_options
 build=${BUILD:-build/fuzz}
 out=${OUT:-$build/fuzz-out}
 mkdir -p "$out" && out=$(cd "$out" && pwd)

@@ -12,6 +12,8 @@
 // Documents whose build would be large (more than 64 nodes; ring points, table slots, Envoy ring
 // entries or partitions beyond small bounds; see affordable()) are read but not built.
 #include "fuzz_support.hpp"
+#include "snapshot_bounds.hpp"
+#include "snapshot_reload.hpp"
 
 #include <keyplace/json.hpp>
 #include <keyplace/snapshot.hpp>
@@ -37,47 +39,6 @@ void check_refusal(const keyplace::error_info& err) {
                             std::to_string(m.size()) + " bytes: " + m.substr(0, 300));
     // "$: ...", "nodes[3].weight: ...", "strategy.params.vnodes: ...": a path, then ": ".
     KEYPLACE_FUZZ_CHECK_MSG(m.find(": ") != std::string::npos && m.front() != ' ', m.substr(0, 200));
-}
-
-auto number_param(const keyplace::snapshot_description& d, std::string_view name, std::uint64_t fallback)
-    -> std::uint64_t {
-    const auto it = d.strategy.params.find(name);
-    if (it == d.strategy.params.end() || !std::holds_alternative<std::uint64_t>(it->second)) {
-        return fallback;
-    }
-    return std::get<std::uint64_t>(it->second);
-}
-
-/// Whether building d is cheap enough for one fuzz execution.
-auto affordable(const keyplace::snapshot_description& d) -> bool {
-    if (d.nodes.size() > 64) {
-        return false;
-    }
-    double sum = 0;
-    double least = std::numeric_limits<double>::infinity();
-    for (const auto& n : d.nodes) {
-        if (std::isfinite(n.weight) && n.weight > 0) {
-            sum += n.weight;
-            least = std::min(least, n.weight);
-        }
-    }
-    const std::string& s = d.strategy.name;
-    if (s == "ring") {
-        return static_cast<double>(number_param(d, "vnodes", 160)) * sum <= 262144.0;
-    }
-    if (s == "maglev" || s == "envoy-maglev") {
-        return number_param(d, "table-size", 65537) <= 131072;
-    }
-    if (s == "envoy-ring") {
-        const auto min = static_cast<double>(number_param(d, "min-ring-size", 1024));
-        const auto max = static_cast<double>(number_param(d, "max-ring-size", 8 * 1024 * 1024));
-        const double estimate = d.nodes.empty() ? min : min * sum / least;
-        return min <= 65536 && std::min(estimate, max) <= 262144.0;
-    }
-    if (s == "partitions") {
-        return number_param(d, "partitions", 1024) <= 16384 && number_param(d, "replicas", 1) <= 16;
-    }
-    return true;
 }
 
 }  // namespace
@@ -106,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     KEYPLACE_FUZZ_CHECK(*reread == *d);
     KEYPLACE_FUZZ_CHECK(keyplace::write_description_json(*reread) == written);
 
-    if (!affordable(*d)) {
+    if (!keyplace_fuzz::affordable(*d)) {
         return 0;
     }
     std::optional<keyplace::snapshot> s;
@@ -133,13 +94,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     KEYPLACE_FUZZ_CHECK(s->verify());
-    const std::string doc = keyplace::write_snapshot_json(*s);
-    keyplace::error_info lerr;
-    const auto again = keyplace::try_load_snapshot_json(doc, lerr);
-    KEYPLACE_FUZZ_CHECK_MSG(again.has_value(), lerr.message());
-    KEYPLACE_FUZZ_CHECK(again->fingerprint() == s->fingerprint());
-    KEYPLACE_FUZZ_CHECK(again->probe_digest() == s->probe_digest());
-    KEYPLACE_FUZZ_CHECK(again->describe() == s->describe());
-    KEYPLACE_FUZZ_CHECK(keyplace::write_snapshot_json(*again) == doc);
+    keyplace_fuzz::check_reload(*s);
     return 0;
 }

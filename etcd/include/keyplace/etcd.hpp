@@ -77,7 +77,8 @@ struct client_options {
 
 /// The endpoints of a comma-separated list ("URL,URL,URL"), as etcdctl's --endpoints takes them.
 /// Fails with invalid_argument, naming the value, on an empty entry or one that is not an
-/// http:// or https:// URL.
+/// http:// or https:// URL: the scheme, then a host (not '/', '?' or '#'), and no white space or
+/// control byte.
 [[nodiscard]] auto parse_endpoints(std::string_view list, error_info& err) -> std::vector<std::string>;
 
 /// A thin, blocking client of etcd's v3 JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/txn,
