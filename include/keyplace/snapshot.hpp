@@ -647,7 +647,9 @@ inline auto snapshot::try_successor(std::span<const std::pair<std::string, doubl
         if (n == nullptr) {
             return failed(detail::fail(errc::unknown_id, "node id " + detail::quote(id) + " is not a node of the snapshot"));
         }
-        auto& mine = *std::find_if(d.nodes.begin(), d.nodes.end(), [&](const snapshot_node& x) { return x.id == id; });
+        const std::string& wanted = weights[k].first;  // (clang 14 cannot capture a structured binding)
+        auto& mine =
+            *std::find_if(d.nodes.begin(), d.nodes.end(), [&](const snapshot_node& x) { return x.id == wanted; });
         mine.weight = w;
         if (auto f = detail::check_node(detail::as_node(mine))) {
             return failed(f);
