@@ -1120,7 +1120,7 @@ TEST_CASE("json: bad overrides are refused with their path", "[json][overrides][
     j["overrides"] = {{{"key", "k"}, {"node", "c"}}};  // joining
     build_refused(j, errc::invalid_state, "overrides[0]");
     j["overrides"] = {{{"key", ""}, {"node", "a"}}};
-    build_refused(j, errc::invalid_override, "overrides");
+    build_refused(j, errc::invalid_override, "overrides[0]");
     j["overrides"] = {{{"key", std::string(1025, 'x')}, {"node", "a"}}};
     build_refused(j, errc::invalid_override, "overrides[0]");
 }
@@ -1207,4 +1207,256 @@ TEST_CASE("json: strategy tokens refuses a node without tokens and a token liste
     build_refused(j, errc::duplicate_token, "nodes");
     j["nodes"][1]["points"] = {9, 9};
     build_refused(j, errc::duplicate_token, "nodes[1]");
+}
+
+// ---- Every refusal of snapshot::try_build carries where it is (issue 28, "Validate once").
+
+namespace where_test {
+
+/// A ring of three nodes whose ids are not in id order, so that an index into the sorted
+/// membership and one into the description differ.
+auto three(const std::string& strategy = "ring") -> snapshot_description {
+    snapshot_description d;
+    d.cluster = "c";
+    d.epoch = 2;
+    d.parent_epoch = 1;
+    d.strategy.name = strategy;
+    d.nodes = {{"n2"}, {"n0"}, {"n1"}};
+    return d;
+}
+
+/// The C++ builder refuses d with this code and where(), and node() is the index where() names;
+/// the document of d loads refused with the same code, where(), and a message starting with it.
+void located(const snapshot_description& d, errc code, const std::string& where,
+             std::optional<std::size_t> node = std::nullopt, bool json_too = true) {
+    INFO(where);
+    error_info err;
+    CHECK_FALSE(snapshot::try_build(d, err).has_value());
+    INFO(err.message());
+    CHECK(err.code() == code);
+    CHECK(err.where() == where);
+    CHECK(err.node() == node);
+    if (!json_too) {
+        return;
+    }
+    error_info loaded;
+    CHECK_FALSE(keyplace::try_load_snapshot_json(keyplace::write_description_json(d), loaded).has_value());
+    INFO(loaded.message());
+    CHECK(loaded.code() == code);
+    CHECK(loaded.where() == where);
+    CHECK(loaded.message().rfind(where + ": ", 0) == 0);
+}
+
+}  // namespace where_test
+
+TEST_CASE("json: every build refusal is located where the check fails, for C++ and JSON callers alike",
+          "[json][errors]") {
+    using namespace where_test;
+    using keyplace::failure_domain;
+    auto d = three();
+    d.format = "keyplace.snapshot/2";
+    located(d, errc::invalid_document, "format");
+    d = three();
+    d.cluster = "a b";
+    located(d, errc::invalid_document, "cluster");
+    d = three();
+    d.epoch = 0;
+    d.parent_epoch = 0;
+    located(d, errc::invalid_document, "epoch");
+    d = three();
+    d.parent_epoch = 2;
+    located(d, errc::invalid_document, "parent_epoch");
+    d = three();
+    d.strategy.name = "consistent";
+    located(d, errc::unknown_strategy, "strategy.name");
+    d = three();
+    d.strategy.params["vnodes"] = std::uint64_t{0};
+    located(d, errc::invalid_vnodes, "strategy.params.vnodes");
+    d = three();
+    d.replication.count = 9;
+    located(d, errc::invalid_replica_count, "replication");
+
+    // Each node on its own, at its field.
+    d = three();
+    d.nodes[1].id = "";
+    located(d, errc::empty_id, "nodes[1].id", 1);
+    d = three();
+    d.nodes[1].id = "a b";
+    located(d, errc::invalid_name, "nodes[1].id", 1);
+    d = three();
+    d.nodes[2].weight = -1.0;
+    located(d, errc::invalid_weight, "nodes[2].weight", 2);
+    d = three();
+    d.nodes[1].where.zone = "z 1";
+    located(d, errc::invalid_name, "nodes[1].zone", 1);
+    d = three();
+    d.nodes[1].state = static_cast<node_state>(9);
+    located(d, errc::invalid_state, "nodes[1].state", 1, false);  // a document cannot state it
+    d = three();
+    d.nodes[1].slots = {{0, 5}};
+    located(d, errc::invalid_argument, "nodes[1].slots", 1);
+    d = three("ketama");
+    d.nodes[2].weight = 1.5;
+    located(d, errc::invalid_weight, "nodes[2].weight", 2);
+    d = three();
+    d.nodes.push_back({"n0"});
+    located(d, errc::duplicate_id, "nodes[3].id", 3);  // the second of the two
+    // The whole membership.
+    d = three();
+    for (auto& n : d.nodes) {
+        n.state = node_state::joining;
+    }
+    located(d, errc::no_owner, "nodes");
+
+    // Overrides, at their index in the description.
+    d = three();
+    d.overrides = {{"k", "n0"}, {"", "n1"}};
+    located(d, errc::invalid_override, "overrides[1]");
+    d.overrides = {{"k", "n0"}, {"hot", "zz"}};
+    located(d, errc::unknown_id, "overrides[1]");
+    d.overrides = {{std::string(1025, 'x'), "n0"}};
+    located(d, errc::invalid_override, "overrides[0]");
+    d.overrides = {{"k", "n0"}, {"j", "n1"}, {"k", "n2"}};
+    located(d, errc::invalid_override, "overrides[2]", std::nullopt, false);  // the reader refuses it first
+    d.overrides.clear();
+    d.nodes[0].state = node_state::joining;
+    d.overrides = {{"k", "n2"}};
+    located(d, errc::invalid_state, "overrides[0]");
+    d = three();
+    for (std::size_t i = 0; i <= keyplace::max_overrides; ++i) {
+        d.overrides.push_back({"k" + std::to_string(i), "n0"});
+    }
+    located(d, errc::invalid_override, "overrides");
+
+    // The stated digests.
+    d = three();
+    const auto built = snapshot::build(d).describe();
+    d = built;
+    d.nodes[1].weight = 3.0;
+    located(d, errc::fingerprint_mismatch, "fingerprint");
+    d = built;
+    d.probe->low ^= 1;
+    located(d, errc::fingerprint_mismatch, "probe");
+
+    // An engine's refusal of one node: that node's index in the description, not in id order
+    // (n0 is the second node, first in id order).
+    for (const char* unit : {"jump", "jumpback", "modulo", "multiprobe", "anchor", "memento"}) {
+        d = three(unit);
+        d.nodes[1].weight = 2.0;
+        located(d, errc::invalid_weight, "nodes[1]", 1);
+    }
+    d = three();
+    d.nodes[1].weight = 1e-9;  // rounds to no ring point
+    located(d, errc::invalid_weight, "nodes[1]", 1);
+    for (const char* scaled : {"rendezvous", "maglev", "partitions"}) {
+        d = three(scaled);
+        if (std::string_view(scaled) == "maglev") {
+            d.strategy.params["table-size"] = std::uint64_t{1009};
+        }
+        d.nodes[1].weight = 1e12;  // above 2^37
+        located(d, errc::invalid_weight, "nodes[1]", 1);
+    }
+    for (const char* envoy : {"envoy-ring", "envoy-maglev"}) {
+        d = three(envoy);
+        d.nodes[1].weight = 1.5;
+        located(d, errc::invalid_weight, "nodes[1]", 1);
+    }
+    d = three("ketama-unweighted");
+    d.nodes[2].weight = 2.0;
+    located(d, errc::invalid_weight, "nodes[2]", 2);
+    d = three("ketama");
+    d.nodes[2].id = "host:99999";
+    located(d, errc::invalid_address, "nodes[2]", 2);
+    d = three("cassandra");
+    d.nodes[0].tokens = {1};
+    d.nodes[2].tokens = {2};
+    located(d, errc::no_points, "nodes[1]", 1);
+    d.nodes[1].tokens = {3, 3};
+    located(d, errc::duplicate_token, "nodes[1]", 1);
+    d.nodes[1].tokens = {2};
+    located(d, errc::duplicate_token, "nodes");  // two nodes: the membership
+    d = three("tokens");
+    d.nodes[0].points = {1};
+    d.nodes[2].points = {2};
+    located(d, errc::no_points, "nodes[1]", 1);
+    d = three("redis");
+    d.nodes[0].slots = {{0, 100}};
+    located(d, errc::slot_gap, "nodes");
+
+    // An engine's refusal of a parameter: the parameter.
+    struct parameter_case {
+        const char* strategy;
+        const char* name;
+        std::uint64_t value;
+        errc code;
+        const char* where;
+    };
+    const parameter_case parameters[] = {
+        {"ring", "vnodes", std::uint64_t{1} << 28, errc::too_many_points, "strategy.params.vnodes"},  // 3 * 2^28
+        {"maglev", "table-size", 8, errc::table_size_not_prime, "strategy.params.table-size"},
+        {"maglev", "table-size", 2, errc::invalid_table_size, "strategy.params.table-size"},
+        {"envoy-maglev", "table-size", 4, errc::table_size_not_prime, "strategy.params.table-size"},
+        {"envoy-ring", "min-ring-size", 8388608, errc::invalid_ring_size, "strategy.params"},  // above the max
+        {"anchor", "capacity", 2, errc::invalid_table_size, "strategy.params.capacity"},
+        {"partitions", "partitions", 6, errc::invalid_partition_count, "strategy.params.partitions"},
+        {"partitions", "replicas", 4, errc::invalid_replica_count, "strategy.params.replicas"},
+    };
+    for (const auto& c : parameters) {
+        d = three(c.strategy);
+        d.strategy.params[c.name] = c.value;
+        if (std::string_view(c.name) == "min-ring-size") {
+            d.strategy.params["max-ring-size"] = std::uint64_t{1024};
+        }
+        located(d, c.code, c.where);
+    }
+    d = three("anchor");
+    d.strategy.params["capacity"] = std::uint64_t{5};
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{4, 4};
+    located(d, errc::invalid_argument, "strategy.params.removed");
+    d = three("memento");
+    d.strategy.params["removed"] = std::vector<std::uint64_t>{3};
+    located(d, errc::invalid_argument, "strategy.params.removed");
+    d = three("partitions");
+    d.strategy.params["spread"] = std::string("rack");
+    for (auto& n : d.nodes) {
+        n.where.rack = "r";
+    }
+    d.nodes[1].where.rack.clear();
+    located(d, errc::missing_location, "nodes[1]", 1);
+
+    // A partition table the nodes list: the node and the span.
+    d = three("partitions");
+    d.strategy.params["partitions"] = std::uint64_t{4};
+    d.nodes[0].partitions = {{0, 1, 0}};
+    d.nodes[1].partitions = {{2, 2, 0}};
+    d.nodes[2].partitions = {{3, 3, 0}};
+    d.nodes[1].state = node_state::joining;
+    located(d, errc::invalid_partition_table, "nodes[1].partitions", 1);
+    d.nodes[1].state = node_state::active;
+    d.nodes[2].partitions = {{3, 3, 0}, {1, 1, 0}};
+    located(d, errc::invalid_partition_table, "nodes[2].partitions[1]", 2);
+    d.nodes[2].partitions = {{3, 4, 0}};
+    located(d, errc::invalid_partition_table, "nodes[2].partitions[0]", 2);
+    d.nodes[2].partitions.clear();
+    located(d, errc::invalid_partition_table, "nodes");  // partition 3 held by none
+
+    // Deriving the table after a transition: the node joining or leaving.
+    d = three("anchor");
+    d.strategy.params["capacity"] = std::uint64_t{3};
+    d.nodes.push_back({"n3", "", 1.0, {}, node_state::joining});
+    located(d, errc::too_many_nodes, "nodes[3]", 3);
+
+    // Copies.
+    d = three("jump");
+    d.replication.count = 2;
+    located(d, errc::invalid_argument, "replication");
+    d = three();
+    d.replication.count = 2;
+    d.replication.spread = failure_domain::rack;
+    for (auto& n : d.nodes) {
+        n.where.rack = "r";
+    }
+    located(d, errc::replica_shortfall, "replication");
+    d.nodes[1].where.rack.clear();  // the ring numbers n0 first: the placer's node 0
+    located(d, errc::missing_location, "nodes[1]", 1);
 }

@@ -1331,7 +1331,7 @@ TEST_CASE("snapshot: bad AnchorHash and MementoHash parameters are refused namin
     auto full = bucket_description("anchor", "a,b,c");
     full.strategy.params["capacity"] = std::uint64_t{3};
     full.nodes.push_back({"d", "", 1.0, {}, node_state::joining});
-    refuse(full, errc::too_many_nodes, "", "");
+    refuse(full, errc::too_many_nodes, "", "nodes[3]");  // adding d
     auto m = bucket_description("memento", "m0,m1,m2");
     m.strategy.params["removed"] = std::vector<std::uint64_t>{3};
     refuse(m, errc::invalid_argument, "memento removed bucket 3 is the last of an unshrunk table",

@@ -133,7 +133,8 @@ private:
             return detail::fail(errc::invalid_table_size,
                                 "anchor capacity " + std::to_string(cap) + " for " + std::to_string(nodes.size()) +
                                     " nodes; it must be at least the node count and at most " +
-                                    std::to_string(anchor_max_capacity));
+                                    std::to_string(anchor_max_capacity))
+                .at("capacity");
         }
         const auto w = static_cast<std::uint32_t>(nodes.size());
         anchor_config full{cap, config.removed};
@@ -146,7 +147,8 @@ private:
                 return detail::fail(errc::invalid_argument,
                                     "anchor removed stack lists " + std::to_string(full.removed.size()) +
                                         " buckets; capacity " + std::to_string(cap) + " with " + std::to_string(w) +
-                                        " nodes needs " + std::to_string(cap - w));
+                                        " nodes needs " + std::to_string(cap - w))
+                    .at("removed");
             }
             std::vector<bool> seen(cap, false);
             for (const std::uint32_t b : full.removed) {
@@ -154,7 +156,8 @@ private:
                     return detail::fail(errc::invalid_argument,
                                         "anchor removed bucket " + std::to_string(b) +
                                             (b >= cap ? " is outside capacity " + std::to_string(cap)
-                                                      : std::string(" is listed twice")));
+                                                      : std::string(" is listed twice")))
+                        .at("removed");
                 }
                 seen[b] = true;
             }

@@ -7,6 +7,7 @@
 #include <keyplace/detail/utf8.hpp>
 #include <keyplace/version.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,10 @@ public:
     return {static_cast<int>(e), error_category()};
 }
 
+namespace detail {
+struct error_access;
+}  // namespace detail
+
 /// The outcome of a build or derivation: no error, or a code and a message that names the
 /// offending value. The try_ forms fill one; the throwing forms throw keyplace::error holding
 /// the same code and message.
@@ -143,22 +148,41 @@ public:
         code_ = errc{};
         message_.clear();
         where_.clear();
+        node_.reset();
     }
     /// Where the error is, as a document path ("strategy.params.vnodes", "nodes[3].tokens"),
-    /// when the check that failed knows it; empty otherwise. Not part of message().
+    /// set by the check that failed when it knows it; empty otherwise. Not part of message().
     [[nodiscard]] auto where() const noexcept -> const std::string& { return where_; }
-    /// This error with its location set.
+    /// The node the error concerns, when the check knows it: its index in the list of nodes the
+    /// failing call was given (a description's nodes, a strategy build's input). where() is then
+    /// "nodes[i]", or a field of it.
+    [[nodiscard]] auto node() const noexcept -> std::optional<std::size_t> { return node_; }
+    /// This error with its location set (and no node).
     [[nodiscard]] auto at(std::string where) && -> error_info {
         where_ = std::move(where);
+        node_.reset();
+        return std::move(*this);
+    }
+    /// This error located at node i of the list given, or at a field of it ("nodes[2].weight").
+    [[nodiscard]] auto at_node(std::size_t i, std::string_view field = {}) && -> error_info {
+        where_ = "nodes[" + std::to_string(i) + "]";
+        if (!field.empty()) {
+            where_ += '.';
+            where_ += field;
+        }
+        node_ = i;
         return std::move(*this);
     }
 
     friend auto operator==(const error_info& e, errc c) noexcept -> bool { return e.code_ == c; }
 
 private:
+    friend struct detail::error_access;
+
     errc code_{};
     std::string message_;
     std::string where_;
+    std::optional<std::size_t> node_;
 };
 
 /// Thrown by the build functions and derivations. what() is error_info's message.
@@ -178,6 +202,23 @@ namespace detail {
 
 /// Internal name of the validation outcome: every check returns one.
 using failure = error_info;
+
+/// What only the library changes in an error_info.
+struct error_access {
+    /// f with its message prefixed, its code and location kept.
+    static auto prefixed(failure f, std::string_view prefix) -> failure {
+        f.message_.insert(0, prefix);
+        return f;
+    }
+    /// f with its node (an index into the list a strategy was given) renumbered as `index` in the
+    /// caller's list, keeping any field after "nodes[i]".
+    static auto renumbered(failure f, std::size_t index) -> failure {
+        const std::string field = f.where_.substr(f.where_.find(']') + 1);
+        f.where_ = "nodes[" + std::to_string(index) + "]" + field;
+        f.node_ = index;
+        return f;
+    }
+};
 
 KEYPLACE_COLD inline auto fail(errc code, std::string message) -> failure {
     return failure{code, std::move(message)};

@@ -90,11 +90,13 @@ namespace detail {
 
 /// Spreading over a level needs every node's part at that level (none for the node level).
 [[nodiscard]] inline auto check_located(std::span<const node> nodes, failure_domain level) -> failure {
-    for (const node& n : nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const node& n = nodes[i];
         if (level != failure_domain::node && domain_part(n, level).empty()) {
             return fail(errc::missing_location, "node " + quote(n.id) + " has no " + std::string(to_string(level)) +
                                                     "; spreading over " + std::string(to_string(level)) +
-                                                    "s needs every node's");
+                                                    "s needs every node's")
+                .at_node(i);
         }
     }
     return {};

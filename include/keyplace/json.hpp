@@ -294,7 +294,8 @@ private:
 };
 
 inline auto bad(errc code, const path& at, const std::string& what) -> failure {
-    return fail(code, at.text() + ": " + what);
+    std::string where = at.text();
+    return fail(code, where + ": " + what).at(std::move(where));
 }
 
 /// A value as an error message shows it: bounded whatever the input.
@@ -575,7 +576,8 @@ private:
     /// A semantic check's failure as the reader reports it: its location, then its message.
     static auto checked(failure f) -> failure {
         if (f && !f.where().empty()) {
-            return fail(f.code(), f.where() + ": " + f.message());
+            const std::string path = f.where();
+            return error_access::prefixed(std::move(f), path + ": ");
         }
         return f;
     }
@@ -899,62 +901,6 @@ inline auto read(std::string_view text, snapshot_description& d) -> failure {
     return reader{}.document(tree.root, d);
 }
 
-/// What a snapshot::try_build error concerns, as a path: the node it names, or the part of the
-/// document its code is about.
-inline auto build_error_path(const failure& f, const snapshot_description& d) -> std::string {
-    if (!f.where().empty()) {  // the check knew
-        return f.where();
-    }
-    const std::string& m = f.message();
-    if (f.code() == errc::fingerprint_mismatch) {
-        return m.find("probe digest") != std::string::npos ? "probe" : "fingerprint";
-    }
-    if (f.code() == errc::invalid_override || m.rfind("override of key ", 0) == 0) {
-        for (std::size_t i = 0; i < d.overrides.size(); ++i) {
-            if (m.find("key " + quote(d.overrides[i].key)) != std::string::npos) {
-                return "overrides[" + std::to_string(i) + "]";
-            }
-        }
-        return "overrides";
-    }
-    for (const std::string_view lead : {"node ", "server "}) {
-        if (m.rfind(lead, 0) != 0) {
-            continue;
-        }
-        for (std::size_t i = 0; i < d.nodes.size(); ++i) {
-            const std::string q = quote(d.nodes[i].id);
-            if (m.compare(lead.size(), q.size(), q) == 0 && m.size() > lead.size() + q.size() &&
-                (m[lead.size() + q.size()] == ':' || m[lead.size() + q.size()] == ' ')) {
-                return "nodes[" + std::to_string(i) + "]";
-            }
-        }
-    }
-    switch (f.code()) {
-        case errc::unknown_strategy: return "strategy";
-        case errc::invalid_vnodes: return "strategy.params.vnodes";
-        case errc::table_size_not_prime:
-        case errc::invalid_table_size: return "strategy.params.table-size";
-        case errc::invalid_ring_size:
-        case errc::too_many_points: return "strategy.params";
-        case errc::invalid_replica_count:
-        case errc::replica_shortfall:
-        case errc::missing_location:
-        case errc::unknown_domain:
-        case errc::duplicate_domain: return "replication";
-        case errc::invalid_argument:
-            return m.find("replication") != std::string::npos ? "replication" : "nodes";
-        case errc::invalid_document: {
-            for (const std::string_view field : {"format", "cluster", "epoch", "parent_epoch"}) {
-                if (m.rfind(field, 0) == 0 && m.size() > field.size() && m[field.size()] == ' ') {
-                    return std::string(field);
-                }
-            }
-            return "$";
-        }
-        default: return "nodes";
-    }
-}
-
 template <class F>
 auto guarded(error_info& err, F&& f) -> decltype(f()) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
@@ -1077,8 +1023,8 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
 }
 
 /// read_description_json, then snapshot::try_build, which checks the stated fingerprint and
-/// probe digest (fingerprint_mismatch). A build error keeps its code, its message prefixed by
-/// the path of what it concerns ("nodes: no node owns keys now ...", "nodes[2]: node 'c': ...").
+/// probe digest (fingerprint_mismatch). A build error keeps its code and where(), its message
+/// prefixed by that path ("nodes: no node owns keys now ...", "nodes[2]: node 'c': ...").
 /// Never throws.
 [[nodiscard]] inline auto try_load_snapshot_json(std::string_view text, error_info& err) -> std::optional<snapshot> {
     return detail::jsonio::guarded(err, [&]() -> std::optional<snapshot> {
@@ -1087,8 +1033,9 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
             return std::nullopt;
         }
         auto s = snapshot::try_build(*d, err);
-        if (!s) {
-            err = detail::fail(err.code(), detail::jsonio::build_error_path(err, *d) + ": " + err.message());
+        if (!s) {  // where() is the path; a check that knew none concerns the whole document
+            const std::string path = err.where().empty() ? std::string("$") : err.where();
+            err = detail::error_access::prefixed(std::move(err), path + ": ");
         }
         return s;
     });

@@ -104,7 +104,7 @@ private:
         std::vector<std::uint64_t> weights(sorted.size());
         for (std::size_t i = 0; i < sorted.size(); ++i) {
             if (auto f = detail::quantize_weight(sorted[i], weights[i])) {
-                return f;
+                return detail::in_input_order(std::move(f).at_node(i), input);
             }
             detail::node_hasher hash(sorted[i].id);
             offsets[i] = hash(0) % m;

@@ -145,7 +145,8 @@ private:
         const std::size_t total = nodes.size() + config.removed.size();
         if (total > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
             return detail::fail(errc::too_many_nodes,
-                                std::to_string(total) + " memento buckets; jump takes at most 2^31 - 1");
+                                std::to_string(total) + " memento buckets; jump takes at most 2^31 - 1")
+                .at("removed");
         }
         const auto n = static_cast<std::uint32_t>(total);
         std::vector<std::uint32_t> sorted_removed = config.removed;
@@ -156,13 +157,15 @@ private:
                 return detail::fail(errc::invalid_argument,
                                     "memento removed bucket " + std::to_string(b) +
                                         (b >= n ? " is outside the table of " + std::to_string(n)
-                                                : std::string(" is listed twice")));
+                                                : std::string(" is listed twice")))
+                    .at("removed");
             }
         }
         if (!config.removed.empty() && config.removed.front() == n - 1) {
             return detail::fail(errc::invalid_argument,
                                 "memento removed bucket " + std::to_string(n - 1) +
-                                    " is the last of an unshrunk table; removing it first shrinks the table");
+                                    " is the last of an unshrunk table; removing it first shrinks the table")
+                .at("removed");
         }
         n_ = n;
         this->config_ = config;

@@ -47,7 +47,7 @@ private:
             return f;
         }
         if (auto f = detail::unit_weights(sorted, "modulo")) {
-            return f;
+            return detail::in_input_order(std::move(f), input);
         }
         this->nodes_ = std::move(sorted);
         return {};

@@ -71,11 +71,8 @@ inline auto format_weight(double w) -> std::string {
     return {};
 }
 
-/// Checks one node on its own: id of 1 to max_id_length bytes, weight finite and > 0.
-[[nodiscard]] inline auto check_node(const node& n) -> failure {
-    if (auto f = check_id_length(n.id)) {
-        return f;
-    }
+/// Checks a node's weight: finite and > 0.
+[[nodiscard]] inline auto check_weight(const node& n) -> failure {
     if (!(detail::is_finite(n.weight) && n.weight > 0.0)) {
         return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " +
                                               format_weight(n.weight) +
@@ -84,13 +81,37 @@ inline auto format_weight(double w) -> std::string {
     return {};
 }
 
+/// Checks one node on its own: id of 1 to max_id_length bytes, weight finite and > 0.
+[[nodiscard]] inline auto check_node(const node& n) -> failure {
+    if (auto f = check_id_length(n.id)) {
+        return f;
+    }
+    return check_weight(n);
+}
+
+/// f, whose node is an index in the id order of input (a check over the sorted membership), with
+/// that node's index in input instead. input's ids are unique (sorted_membership passed).
+[[nodiscard]] inline auto in_input_order(failure f, std::span<const node> input) -> failure {
+    if (!f.node() || *f.node() >= input.size()) {
+        return f;
+    }
+    std::vector<std::size_t> by_id(input.size());
+    for (std::size_t i = 0; i < by_id.size(); ++i) {
+        by_id[i] = i;
+    }
+    std::sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return input[a].id < input[b].id; });
+    return error_access::renumbered(std::move(f), by_id[*f.node()]);
+}
+
 /// Refuses a weight other than 1, for the strategies that have no weights (jump, modulo): a
-/// weight they would ignore is a mistake, not a request.
+/// weight they would ignore is a mistake, not a request. where() names the node.
 [[nodiscard]] inline auto unit_weights(std::span<const node> nodes, std::string_view strategy) -> failure {
-    for (const node& n : nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const node& n = nodes[i];
         if (n.weight != 1.0) {
             return fail(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " + format_weight(n.weight) +
-                                                  "; " + std::string(strategy) + " places every node with weight 1");
+                                                  "; " + std::string(strategy) + " places every node with weight 1")
+                .at_node(i);
         }
     }
     return {};
@@ -104,9 +125,9 @@ template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
     if (nodes.empty()) {
         return fail(errc::empty_membership, "the node list is empty");
     }
-    for (const node& n : nodes) {
-        if (auto f = check_node(n)) {
-            return f;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (auto f = check_node(nodes[i])) {
+            return std::move(f).at_node(i);
         }
     }
     std::vector<dependent_t<node, Tag>> sorted(nodes.begin(), nodes.end());
@@ -196,13 +217,14 @@ inline auto check_name(name_kind kind, std::string_view name) -> error_info {
     return detail::check_name_as(kind, what[static_cast<unsigned>(kind)], name);
 }
 
-/// check_name of a location's parts, naming the part ("region 'a b' contains ' ' ...").
+/// check_name of a location's parts, naming the part ("region 'a b' contains ' ' ..."); where()
+/// is the part ("region").
 [[nodiscard]] inline auto check_location(const location& where) -> error_info {
     const std::pair<std::string_view, const std::string*> parts[] = {
         {"region", &where.region}, {"zone", &where.zone}, {"rack", &where.rack}};
     for (const auto& [part, value] : parts) {
         if (auto f = detail::check_name_as(name_kind::location_part, part, *value)) {
-            return f;
+            return std::move(f).at(std::string(part));
         }
     }
     return {};

@@ -1107,29 +1107,35 @@ private:
         const std::uint32_t q = config.partitions;
         if (q == 0 || q > max_partitions) {
             return fail(errc::invalid_partition_count,
-                        "partition count " + std::to_string(q) + " is outside 1.." + std::to_string(max_partitions));
+                        "partition count " + std::to_string(q) + " is outside 1.." + std::to_string(max_partitions))
+                .at("partitions");
         }
         if ((q & (q - 1)) != 0) {
-            return fail(errc::invalid_partition_count, "partition count " + std::to_string(q) + " is not a power of two");
+            return fail(errc::invalid_partition_count, "partition count " + std::to_string(q) + " is not a power of two")
+                .at("partitions");
         }
         if (config.replicas == 0 || config.replicas > max_partition_replicas) {
             return fail(errc::invalid_replica_count, "replica count " + std::to_string(config.replicas) +
-                                                         " is outside 1.." + std::to_string(max_partition_replicas));
+                                                         " is outside 1.." + std::to_string(max_partition_replicas))
+                .at("replicas");
         }
         if (config.replicas > sorted.size()) {
             return fail(errc::invalid_replica_count, "replica count " + std::to_string(config.replicas) +
                                                          " is more than the " + std::to_string(sorted.size()) +
-                                                         " nodes");
+                                                         " nodes")
+                .at("replicas");
         }
         if (config.contract < min_partitions_contract || config.contract > max_partitions_contract) {
             return fail(errc::invalid_argument, "partitions implements contract " +
                                                     std::to_string(min_partitions_contract) + " to " +
                                                     std::to_string(max_partitions_contract) + ", not " +
-                                                    std::to_string(config.contract));
+                                                    std::to_string(config.contract))
+                .at("contract");
         }
         if (!detail::valid_level(config.spread)) {
             return fail(errc::invalid_argument,
-                        "unknown failure-domain level " + std::to_string(static_cast<int>(config.spread)));
+                        "unknown failure-domain level " + std::to_string(static_cast<int>(config.spread)))
+                .at("spread");
         }
         if (auto f = detail::check_located(sorted, config.spread)) {
             return f;
@@ -1138,7 +1144,7 @@ private:
         out.total = 0;
         for (std::size_t i = 0; i < sorted.size(); ++i) {
             if (auto f = detail::quantize_weight(sorted[i], out.weight[i])) {
-                return f;
+                return std::move(f).at_node(i);
             }
             if (out.weight[i] > ~std::uint64_t{0} - out.total) {
                 return fail(errc::invalid_weight, "the node weights sum to 2^48 or more");
@@ -1298,7 +1304,7 @@ private:
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }
-        return rebalance(std::move(sorted), config, {}, nullptr);
+        return detail::in_input_order(rebalance(std::move(sorted), config, {}, nullptr), input);
     }
 
     auto assign_with(const basic_partitions& from, const keyplace::node& m) -> detail::failure {
@@ -1344,7 +1350,9 @@ private:
             const std::size_t at = detail::find_sorted(sorted, from.nodes_[i].id);
             to[i] = at == sorted.size() ? detail::vacant_slot : static_cast<std::uint32_t>(at);
         }
-        return rebalance(std::move(sorted), from.config_, from.remapped([&to](std::uint32_t i) { return to[i]; }), &from);
+        return detail::in_input_order(
+            rebalance(std::move(sorted), from.config_, from.remapped([&to](std::uint32_t i) { return to[i]; }), &from),
+            input);
     }
 
     auto assign_table(std::span<const keyplace::node> input, const partitions_config& config,
@@ -1356,7 +1364,7 @@ private:
         }
         prepared prep;
         if (auto f = prepare(sorted, config, prep)) {
-            return f;
+            return detail::in_input_order(std::move(f), input);
         }
         const std::size_t n = config.replicas;
         const std::size_t want = std::size_t{config.partitions} * n;

@@ -260,7 +260,7 @@ private:
         for (std::size_t i = 0; i < sorted.size(); ++i) {
             std::uint64_t q = 0;
             if (auto f = detail::quantize_weight(sorted[i], q)) {
-                return f;
+                return detail::in_input_order(std::move(f).at_node(i), input);
             }
             scorer.insert(i, sorted[i].id, q);
         }

@@ -127,7 +127,7 @@ private:
         std::size_t total = 0;
         for (std::size_t i = 0; i < sorted.size(); ++i) {
             if (auto f = Traits::point_count(sorted[i], config, counts[i])) {
-                return f;
+                return detail::in_input_order(std::move(f).at_node(i), input);
             }
             total += counts[i];
             if (total > ring_max_points) {

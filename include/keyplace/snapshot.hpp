@@ -409,11 +409,15 @@ private:
     static auto check_header(const snapshot_description& d) -> detail::failure;
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
                          const placement* from = nullptr) const -> detail::failure;
-    auto build_partitions(const std::vector<node>& plain, const placement* from,
-                          std::optional<placement::strategy_variant>& built) const -> detail::failure;
+    auto build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
+                          const placement* from, std::optional<placement::strategy_variant>& built) const
+        -> detail::failure;
     template <class S>
-    auto build_buckets(const std::vector<node>& plain, const placement* from,
-                       std::optional<placement::strategy_variant>& built) const -> detail::failure;
+    auto build_buckets(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
+                       const placement* from, std::optional<placement::strategy_variant>& built) const
+        -> detail::failure;
+    static auto engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
+                               std::string_view otherwise) -> detail::failure;
     /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
     /// contract 1, which left the location block out (README, "Fingerprint").
     auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
@@ -669,25 +673,44 @@ inline auto snapshot::try_successor(std::span<const std::pair<std::string, doubl
     return d;
 }
 
+/// A strategy build's refusal, located in the description: the node it names (plain[i] is
+/// members[i]), the parameter of the configuration field it names (anchor's, memento's and
+/// partitions' fields are named as their parameters), else `otherwise`.
+inline auto snapshot::engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
+                                     std::string_view otherwise) -> detail::failure {
+    if (f.node() && *f.node() < members.size()) {
+        return detail::error_access::renumbered(std::move(f), members[*f.node()]);
+    }
+    if (!f.where().empty()) {
+        std::string field = "strategy.params." + f.where();
+        return std::move(f).at(std::move(field));
+    }
+    return std::move(f).at(std::string(otherwise));
+}
+
 /// AnchorHash's or MementoHash's table now: the parameters' removed buckets (and AnchorHash's
 /// capacity; 0 means the nodes that own keys now or after the transition), the working buckets
 /// taken in ascending order by the nodes that own keys now, in document order. After a
 /// transition: that table without each leaving node, then with each joining node (document
 /// order), so only their keys move and a returning bucket is the last one removed.
 template <class S>
-auto snapshot::build_buckets(const std::vector<node>& plain, const placement* from,
-                             std::optional<placement::strategy_variant>& built) const -> detail::failure {
+auto snapshot::build_buckets(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
+                             const placement* from, std::optional<placement::strategy_variant>& built) const
+    -> detail::failure {
     error_info err;
     if (from != nullptr) {
+        // Removing or adding node i: what fails concerns node i.
         std::optional<S> out = std::get<S>(from->strategy());
-        for (const auto& n : d_.nodes) {
+        for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+            const auto& n = d_.nodes[i];
             if (n.state == node_state::leaving && !(out = out->try_without(n.id, err))) {
-                return err;
+                return std::move(err).at_node(i);
             }
         }
-        for (const auto& n : d_.nodes) {
+        for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+            const auto& n = d_.nodes[i];
             if (n.state == node_state::joining && !(out = out->try_with(detail::as_node(n), err))) {
-                return err;
+                return std::move(err).at_node(i);
             }
         }
         built.emplace(std::move(*out));
@@ -707,14 +730,7 @@ auto snapshot::build_buckets(const std::vector<node>& plain, const placement* fr
     }
     auto table = S::try_build(plain, config, err);
     if (!table) {
-        // The engine's checks of the parameters (its messages name the values): where they are.
-        if (err.code() == errc::invalid_table_size) {
-            return std::move(err).at("strategy.params.capacity");
-        }
-        if (err.code() == errc::invalid_argument || err.code() == errc::too_many_nodes) {
-            return std::move(err).at("strategy.params.removed");
-        }
-        return err;
+        return engine_failure(std::move(err), members, "nodes");
     }
     built.emplace(std::move(*table));
     return {};
@@ -723,18 +739,21 @@ auto snapshot::build_buckets(const std::vector<node>& plain, const placement* fr
 /// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
 /// placement now; after a transition, that table transitioned() to the nodes owning keys after
 /// it (one claim), so every process derives the same table.
-inline auto snapshot::build_partitions(const std::vector<node>& plain, const placement* from,
-                                       std::optional<placement::strategy_variant>& built) const -> detail::failure {
+inline auto snapshot::build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
+                                       const placement* from, std::optional<placement::strategy_variant>& built) const
+    -> detail::failure {
     const auto& params = d_.strategy.params;
     const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(params.find(n)->second); };
     // Wider than the config's fields: refused here, in the library's words, before narrowing.
     if (number("partitions") > max_partitions) {
         return detail::fail(errc::invalid_partition_count, "partition count " + std::to_string(number("partitions")) +
-                                                               " is outside 1.." + std::to_string(max_partitions));
+                                                               " is outside 1.." + std::to_string(max_partitions))
+            .at("strategy.params.partitions");
     }
     if (number("replicas") > max_partition_replicas) {
         return detail::fail(errc::invalid_replica_count, "replica count " + std::to_string(number("replicas")) +
-                                                             " is outside 1.." + std::to_string(max_partition_replicas));
+                                                             " is outside 1.." + std::to_string(max_partition_replicas))
+            .at("strategy.params.replicas");
     }
     partitions_config config;
     config.partitions = static_cast<std::uint32_t>(number("partitions"));
@@ -747,7 +766,7 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
     if (from != nullptr) {
         auto table = std::get<partitions>(from->strategy()).try_transitioned(plain, err);
         if (!table) {
-            return err;
+            return engine_failure(std::move(err), members, "nodes");
         }
         built.emplace(std::move(*table));
         return {};
@@ -759,19 +778,20 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
     if (!listed) {
         auto fresh = partitions::try_build(plain, config, err);
         if (!fresh) {
-            return err;
+            return engine_failure(std::move(err), members, "nodes");
         }
         built.emplace(std::move(*fresh));
         return {};
     }
     std::vector<node> sorted;
     if (auto f = detail::sorted_membership(plain, sorted)) {
-        return f;
+        return engine_failure(std::move(f), members, "nodes");
     }
     constexpr std::uint32_t unset = 0xffffffffU;
     const std::size_t slots = std::size_t{config.partitions} * config.replicas;
     std::vector<std::uint32_t> owner(slots, unset);
-    for (const auto& n : d_.nodes) {
+    for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+        const auto& n = d_.nodes[i];
         if (n.partitions.empty()) {
             continue;
         }
@@ -779,15 +799,18 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
         if (at == sorted.size()) {
             return detail::fail(errc::invalid_partition_table, "node " + detail::quote(n.id) + " is " +
                                                                    std::string(to_string(n.state)) +
-                                                                   " and so holds no partition now");
+                                                                   " and so holds no partition now")
+                .at_node(i, "partitions");
         }
-        for (const auto& span : n.partitions) {
+        for (std::size_t k = 0; k < n.partitions.size(); ++k) {
+            const auto& span = n.partitions[k];
             if (span.first > span.last || span.last >= config.partitions || span.rank >= config.replicas) {
                 return detail::fail(errc::invalid_partition_table,
                                     "node " + detail::quote(n.id) + ": partitions " + std::to_string(span.first) + "-" +
                                         std::to_string(span.last) + " at rank " + std::to_string(span.rank) +
                                         " are not within 0-" + std::to_string(config.partitions - 1) + " at ranks 0-" +
-                                        std::to_string(config.replicas - 1));
+                                        std::to_string(config.replicas - 1))
+                    .at_node(i, "partitions[" + std::to_string(k) + "]");
             }
             // span.last < config.partitions <= 2^20 (checked above): q indexes on 32-bit targets too.
             for (auto q = static_cast<std::size_t>(span.first); q <= span.last; ++q) {
@@ -796,7 +819,8 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
                     return detail::fail(errc::invalid_partition_table,
                                         "partition " + std::to_string(q) + " rank " + std::to_string(span.rank) +
                                             " is held by both " + detail::quote(sorted[o].id) + " and " +
-                                            detail::quote(n.id));
+                                            detail::quote(n.id))
+                        .at_node(i, "partitions[" + std::to_string(k) + "]");
                 }
                 o = static_cast<std::uint32_t>(at);
             }
@@ -807,13 +831,15 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
         if (owner[k] == unset) {
             return detail::fail(errc::invalid_partition_table, "partition " + std::to_string(k / config.replicas) +
                                                                    " rank " + std::to_string(k % config.replicas) +
-                                                                   " is held by no node");
+                                                                   " is held by no node")
+                .at("nodes");
         }
         table[k] = node_index{owner[k]};
     }
     auto given = partitions::try_from_table(sorted, config, table, err);
     if (!given) {
-        return err;
+        // Its input is sorted: its node is one in id order.
+        return engine_failure(detail::in_input_order(std::move(err), plain), members, "nodes");
     }
     // A table whose slot counts its own weights would change is not the placement the document
     // describes: a weight changed by hand, which only a claim from the old table applies
@@ -825,7 +851,8 @@ inline auto snapshot::build_partitions(const std::vector<node>& plain, const pla
                             "node " + detail::quote(n.id) + " holds " + std::to_string(gap->held) +
                                 " partition slots where its weight " +
                                 detail::format_weight(n.weight) + " gives it " + std::to_string(gap->quota) +
-                                ": a weight change moves partitions; derive the next epoch with the new weights");
+                                ": a weight change moves partitions; derive the next epoch with the new weights")
+            .at_node(static_cast<std::size_t>(find(n.id) - d_.nodes.data()));
     }
     built.emplace(std::move(*given));
     return {};
@@ -848,10 +875,11 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
     if (!known) {
         return detail::fail(errc::invalid_document, "format " + detail::quote(d.format) +
                                                         " is not one this library reads (" +
-                                                        std::string(snapshot_format) + ")");
+                                                        std::string(snapshot_format) + ")")
+            .at("format");
     }
     if (auto bad = check_name(name_kind::cluster, d.cluster)) {
-        return detail::fail(errc::invalid_document, bad.message());
+        return detail::fail(errc::invalid_document, bad.message()).at("cluster");
     }
     if (d.epoch == 0) {
         // successor() of the last epoch: epoch + 1 wrapped to 0.
@@ -859,11 +887,13 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
                             d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
                                 ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
                                       ": the epoch would overflow (2^64-1 is the last)"
-                                : std::string("epoch 0: epochs start at 1"));
+                                : std::string("epoch 0: epochs start at 1"))
+            .at("epoch");
     }
     if (d.parent_epoch >= d.epoch) {
         return detail::fail(errc::invalid_document, "parent_epoch " + std::to_string(d.parent_epoch) +
-                                                        " is not below epoch " + std::to_string(d.epoch));
+                                                        " is not below epoch " + std::to_string(d.epoch))
+            .at("parent_epoch");
     }
     return {};
 }
@@ -886,6 +916,9 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     }
     error_info err;
     std::optional<variant> built;
+    // Where an engine's refusal is when it names neither a node nor a parameter: the parameter
+    // this strategy's engine takes, or the membership.
+    std::string_view otherwise = "nodes";
     // Strategy node i is members[i], except in a bucket table derived from the one now (its nodes
     // are in bucket order): found by id as in the sorted strategies.
     const bool as_given = row.order == node_order::as_given && (from == nullptr || row.encoding != state_encoding::buckets);
@@ -895,9 +928,11 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         }
     };
     if (sname == "ring") {
+        otherwise = "strategy.params.vnodes";
         if (number("vnodes") > 0xffffffffU) {
             return detail::fail(errc::invalid_vnodes, "vnodes " + std::to_string(number("vnodes")) + " is outside 1.." +
-                                                          std::to_string(ring_max_points));
+                                                          std::to_string(ring_max_points))
+                .at(std::string(otherwise));
         }
         take(ring::try_build(plain, ring_config{static_cast<std::uint32_t>(number("vnodes"))}, err));
     } else if (sname == "rendezvous") {
@@ -909,12 +944,14 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     } else if (sname == "jumpback") {
         take(jumpback::try_build(plain, err));
     } else if (sname == "maglev") {
+        otherwise = "strategy.params.table-size";
         take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
     } else if (sname == "modulo") {
         take(modulo::try_build(plain, err));
     } else if (sname == "multiprobe") {
         take(multiprobe::try_build(plain, multiprobe_config{static_cast<std::uint32_t>(number("probes"))}, err));
     } else if (sname == "envoy-ring") {
+        otherwise = "strategy.params";  // the ring sizes, together
         compat::envoy_ring_hash_config c;
         c.min_ring_size = number("min-ring-size");
         c.max_ring_size = number("max-ring-size");
@@ -922,6 +959,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                                                   : compat::envoy_hash_function::murmur_hash_2;
         take(compat::envoy_ring_hash::try_build(plain, c, err));
     } else if (sname == "envoy-maglev") {
+        otherwise = "strategy.params.table-size";
         compat::envoy_maglev_config c;
         c.table_size = number("table-size");
         take(compat::envoy_maglev::try_build(plain, c, err));
@@ -947,15 +985,15 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         }
         take(std::move(chosen));
     } else if (sname == "partitions") {
-        if (auto f = build_partitions(plain, from, built)) {
+        if (auto f = build_partitions(members, plain, from, built)) {
             return f;
         }
     } else if (sname == "anchor") {
-        if (auto f = build_buckets<anchor>(plain, from, built)) {
+        if (auto f = build_buckets<anchor>(members, plain, from, built)) {
             return f;
         }
     } else if (sname == "memento") {
-        if (auto f = build_buckets<memento>(plain, from, built)) {
+        if (auto f = build_buckets<memento>(members, plain, from, built)) {
             return f;
         }
     } else if (sname == "redis") {
@@ -963,10 +1001,11 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
             // The even split of build_even, through the fallible build.
             std::vector<node> sorted;
             if (auto f = detail::sorted_membership(plain, sorted)) {
-                return f;
+                return engine_failure(std::move(f), members, "nodes");
             }
             if (sorted.size() > compat::redis_slot_count) {
-                return detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots");
+                return detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots")
+                    .at("nodes");
             }
             std::vector<compat::slot_range> ranges;
             const std::size_t k = sorted.size();
@@ -1008,7 +1047,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
         }
     }
     if (!built) {
-        return err;
+        return engine_failure(std::move(err), members, otherwise);
     }
     // Strategy node i -> snapshot node, and each node's rank in id order (the canonical index).
     std::vector<std::uint32_t> map(members.size());
@@ -1051,7 +1090,10 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                     error_info e;
                     auto placer = replica_placer<S>::try_build(std::make_shared<const S>(s), policy, e);
                     if (!placer) {
-                        rf = e;
+                        // Its node is one of the strategy's: p maps it to the description's.
+                        rf = e.node() ? detail::error_access::renumbered(
+                                            std::move(e), p.member(node_index{static_cast<std::uint32_t>(*e.node())}))
+                                      : std::move(e).at("replication");
                         return;
                     }
                     p.placer_ = std::make_shared<const replica_placer<S>>(std::move(*placer));
@@ -1060,7 +1102,8 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
             } else if (rep.count > 1) {
                 rf = detail::fail(errc::invalid_argument, "strategy " + detail::quote(spec.name) +
                                                               " has no preference order: replication " +
-                                                              std::to_string(rep.count) + " is not possible");
+                                                              std::to_string(rep.count) + " is not possible")
+                         .at("replication");
             }
         },
         p.strategy_);
@@ -1191,46 +1234,61 @@ inline auto snapshot::check_overrides() -> detail::failure {
     auto& list = d_.overrides;
     if (list.size() > max_overrides) {
         return detail::fail(errc::invalid_override, std::to_string(list.size()) + " overrides; a snapshot holds at most " +
-                                                        std::to_string(max_overrides));
+                                                        std::to_string(max_overrides))
+            .at("overrides");
     }
-    for (const auto& o : list) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& o = list[i];
+        const std::string at = "overrides[" + std::to_string(i) + "]";
         if (o.key.empty()) {
-            return detail::fail(errc::invalid_override, "override of node " + detail::quote(o.node) + ": the key is empty");
+            return detail::fail(errc::invalid_override, "override of node " + detail::quote(o.node) + ": the key is empty")
+                .at(at);
         }
         if (o.key.size() > max_override_key_length) {
             return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) + ": the key is " +
                                                             std::to_string(o.key.size()) + " bytes, above " +
-                                                            std::to_string(max_override_key_length));
+                                                            std::to_string(max_override_key_length))
+                .at(at);
         }
         // A document holds the key as a JSON string: one that is not UTF-8 would be written
         // otherwise than it is hashed, and the document would not load as this snapshot.
-        if (const auto at = detail::invalid_utf8_at(o.key)) {
+        if (const auto bad = detail::invalid_utf8_at(o.key)) {
             return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) +
-                                                            ": the key is not UTF-8 (byte " + std::to_string(*at) + ")");
+                                                            ": the key is not UTF-8 (byte " + std::to_string(*bad) + ")")
+                .at(at);
         }
         if (auto f = check_name(name_kind::node_id, o.node)) {
-            return detail::fail(f.code(), "override of key " + detail::quote(o.key) + ": " + f.message());
+            return detail::fail(f.code(), "override of key " + detail::quote(o.key) + ": " + f.message()).at(at);
         }
         const snapshot_node* n = find(o.node);
         if (n == nullptr) {
             return detail::fail(errc::unknown_id, "override of key " + detail::quote(o.key) + ": node " +
-                                                      detail::quote(o.node) + " is not in the snapshot");
+                                                      detail::quote(o.node) + " is not in the snapshot")
+                .at(at);
         }
         if (n->state != node_state::active) {
             return detail::fail(errc::invalid_state, "override of key " + detail::quote(o.key) + ": node " +
                                                          detail::quote(o.node) + " is " +
                                                          std::string(to_string(n->state)) +
                                                          "; an override names an active node (one that owns keys now "
-                                                         "and after the transition)");
+                                                         "and after the transition)")
+                .at(at);
+        }
+    }
+    // The second of two overrides with one key (in the description's order) is where the error is.
+    std::vector<std::size_t> by_key(list.size());
+    for (std::size_t i = 0; i < by_key.size(); ++i) {
+        by_key[i] = i;
+    }
+    std::sort(by_key.begin(), by_key.end(), [&](std::size_t a, std::size_t b) { return list[a].key < list[b].key; });
+    for (std::size_t k = 1; k < by_key.size(); ++k) {
+        if (list[by_key[k - 1]].key == list[by_key[k]].key) {
+            return detail::fail(errc::invalid_override, "override key " + detail::quote(list[by_key[k]].key) +
+                                                            " appears more than once")
+                .at("overrides[" + std::to_string(std::max(by_key[k - 1], by_key[k])) + "]");
         }
     }
     std::sort(list.begin(), list.end(), [](const key_override& a, const key_override& b) { return a.key < b.key; });
-    const auto dup = std::adjacent_find(list.begin(), list.end(),
-                                        [](const key_override& a, const key_override& b) { return a.key == b.key; });
-    if (dup != list.end()) {
-        return detail::fail(errc::invalid_override, "override key " + detail::quote(dup->key) +
-                                                        " appears more than once");
-    }
     if (list.empty()) {
         return {};
     }
@@ -1269,7 +1327,7 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     d_.fingerprint.reset();
     d_.probe.reset();
     if (auto f = check_strategy(d_.strategy)) {
-        return f;
+        return f;  // where() names the field
     }
     fill_defaults(d_.strategy);
     const strategy_row& row = *find_strategy(d_.strategy.name);
@@ -1278,34 +1336,33 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     if (d_.replication.count > max_snapshot_copies) {
         return detail::fail(errc::invalid_replica_count, "replication count " + std::to_string(d_.replication.count) +
-                                                             " is above " + std::to_string(max_snapshot_copies));
+                                                             " is above " + std::to_string(max_snapshot_copies))
+            .at("replication");
     }
     // Every node on its own, ids unique (whatever the state: a tombstone keeps its id).
-    std::vector<std::string_view> ids;
     for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
         const auto& n = d_.nodes[i];
-        if (auto f = detail::check_node(detail::as_node(n))) {
-            return f;
+        if (auto f = detail::check_id_length(n.id)) {
+            return std::move(f).at_node(i, "id");
+        }
+        if (auto f = detail::check_weight(detail::as_node(n))) {
+            return std::move(f).at_node(i, "weight");
         }
         if (auto f = check_name(name_kind::node_id, n.id)) {
-            return f;
+            return std::move(f).at_node(i, "id");
         }
         if (auto f = check_location(n.where)) {
-            return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message());
+            return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message()).at_node(i, f.where());
         }
         if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
             return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
                                                          std::to_string(static_cast<unsigned>(n.state)) +
-                                                         " is not joining, active, leaving or left");
+                                                         " is not joining, active, leaving or left")
+                .at_node(i, "state");
         }
         if (auto f = check_node_data(row, n, i)) {
-            return f;
+            return f;  // where() names the node's field
         }
-        ids.push_back(n.id);
-    }
-    std::sort(ids.begin(), ids.end());
-    if (const auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end()) {
-        return detail::fail(errc::duplicate_id, "node id " + detail::quote(*dup) + " appears more than once");
     }
     id_order_.resize(d_.nodes.size());
     for (std::size_t i = 0; i < id_order_.size(); ++i) {
@@ -1313,6 +1370,15 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     std::sort(id_order_.begin(), id_order_.end(),
               [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[a].id < d_.nodes[b].id; });
+    // The second of two nodes with one id (in the description's order) is where the error is.
+    for (std::size_t k = 1; k < id_order_.size(); ++k) {
+        const auto a = id_order_[k - 1];
+        const auto b = id_order_[k];
+        if (d_.nodes[a].id == d_.nodes[b].id) {
+            return detail::fail(errc::duplicate_id, "node id " + detail::quote(d_.nodes[a].id) + " appears more than once")
+                .at_node(std::max(a, b), "id");
+        }
+    }
     std::vector<std::uint32_t> now;
     std::vector<std::uint32_t> after;
     for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
@@ -1326,7 +1392,8 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     if (now.empty() || after.empty()) {
         return detail::fail(errc::no_owner, std::string("no node owns keys ") +
                                                 (now.empty() ? "now (none is active or leaving)"
-                                                             : "after the transition (none is active or joining)"));
+                                                             : "after the transition (none is active or joining)"))
+            .at("nodes");
     }
     if (auto f = check_overrides()) {
         return f;
@@ -1345,11 +1412,13 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
                                                             "; the placement built here has " + fingerprint_.hex() +
                                                             " (keyplace " + std::to_string(version.major) + "." +
                                                             std::to_string(version.minor) + "." +
-                                                            std::to_string(version.patch) + ")");
+                                                            std::to_string(version.patch) + ")")
+            .at("fingerprint");
     }
     if (d.probe && *d.probe != probe_digest()) {
         return detail::fail(errc::fingerprint_mismatch, "the document states probe digest " + d.probe->hex() +
-                                                            "; the placement built here has " + probe_digest().hex());
+                                                            "; the placement built here has " + probe_digest().hex())
+            .at("probe");
     }
     return {};
 }

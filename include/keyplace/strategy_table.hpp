@@ -357,7 +357,6 @@ inline void fill_defaults(strategy_spec& spec) {
 /// in the description, for where() ("nodes[3].tokens").
 [[nodiscard]] inline auto check_node_data(const strategy_row& row, const snapshot_node& n, std::size_t index)
     -> error_info {
-    const std::string at = "nodes[" + std::to_string(index) + "]";
     const auto given = [&](node_data d) {
         switch (d) {
             case node_data::tokens: return !n.tokens.empty();
@@ -379,7 +378,7 @@ inline void fill_defaults(strategy_spec& spec) {
             return error_info(errc::invalid_argument, "node " + detail::quote(n.id) + ": " +
                                                           std::string(to_string(d)) + " apply only to strategy " +
                                                           takers)
-                .at(at + "." + std::string(to_string(d)));
+                .at_node(index, to_string(d));
         }
     }
     if (row.whole_weights &&
@@ -387,7 +386,7 @@ inline void fill_defaults(strategy_spec& spec) {
          static_cast<double>(static_cast<std::uint64_t>(n.weight)) != n.weight)) {
         return error_info(errc::invalid_weight, "node " + detail::quote(n.id) + ": weight " + detail::format_weight(n.weight) +
                                                     " is not a whole number from 1 to 2^53 (ketama weights are integers)")
-            .at(at + ".weight");
+            .at_node(index, "weight");
     }
     return {};
 }

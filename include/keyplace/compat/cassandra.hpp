@@ -435,11 +435,12 @@ private:
         for (std::size_t i = 0; i < endpoints.size(); ++i) {
             const cassandra_endpoint& e = endpoints[i];
             if (e.tokens.empty()) {
-                return detail::fail(errc::no_points, "node " + detail::quote(e.id) + " has no tokens");
+                return detail::fail(errc::no_points, "node " + detail::quote(e.id) + " has no tokens").at_node(i);
             }
             if (e.dc.empty() || e.rack.empty()) {
                 return detail::fail(errc::missing_location, "node " + detail::quote(e.id) + " has an empty " +
-                                                                (e.dc.empty() ? "datacenter" : "rack") + " name");
+                                                                (e.dc.empty() ? "datacenter" : "rack") + " name")
+                    .at_node(i);
             }
             nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, {}, e.rack}});
             total += e.tokens.size();

@@ -150,11 +150,13 @@ auto envoy_normalize_group(std::span<const node> nodes, const std::vector<depend
 template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
 auto envoy_normalize(std::span<const node> nodes, std::span<const compat::envoy_locality_weight> localities,
                             const location* local, envoy_weights& out) -> failure {
-    for (const node& n : nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const node& n = nodes[i];
         if (!(n.weight <= 4294967295.0 && n.weight == detail::floor_nonnegative(n.weight))) {
             return fail(errc::invalid_weight, "node " + quote(n.id) + ": weight " + format_weight(n.weight) +
                                                   " is not a whole number from 1 to 4294967295 (Envoy's "
-                                                  "load_balancing_weight)");
+                                                  "load_balancing_weight)")
+                .at_node(i);
         }
     }
     envoy_weights w;
@@ -415,7 +417,7 @@ private:
             return f;
         }
         if (auto f = detail::envoy_normalize(sorted, config.locality_weights, nullptr, w)) {
-            return f;
+            return detail::in_input_order(std::move(f), input);
         }
         // Key order (node index order, the ids being sorted), whatever the locality order.
         std::sort(w.hosts.begin(), w.hosts.end(),

@@ -360,25 +360,30 @@ private:
         }
         const bool memcached = rule.name != ketama_name::verbatim;
         std::uint64_t total = 0;
-        for (const auto& s : servers) {
+        for (std::size_t i = 0; i < servers.size(); ++i) {
+            const auto& s = servers[i];
             if (s.address.empty()) {
-                return fail(errc::empty_id, "a server address is empty");
+                return fail(errc::empty_id, "a server address is empty").at_node(i);
             }
             if (s.weight == 0) {
                 return fail(errc::invalid_weight, "server " + quote(s.address) +
-                                                      ": weight 0 (libmemcached stores 0 as 1: pass 1 to match it)");
+                                                      ": weight 0 (libmemcached stores 0 as 1: pass 1 to match it)")
+                    .at_node(i);
             }
             if (memcached && s.weight > std::numeric_limits<std::uint32_t>::max()) {
                 return fail(errc::invalid_weight, "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
-                                                      " exceeds libmemcached's 32-bit weights");
+                                                      " exceeds libmemcached's 32-bit weights")
+                    .at_node(i);
             }
             if (rule.unit_weights && s.weight != 1) {
                 return fail(errc::invalid_weight,
                             "server " + quote(s.address) + ": weight " + std::to_string(s.weight) +
-                                " in the unweighted dialect (libmemcached switches to weighted for weights > 1)");
+                                " in the unweighted dialect (libmemcached switches to weighted for weights > 1)")
+                    .at_node(i);
             }
             if (s.weight > std::numeric_limits<std::uint64_t>::max() - total) {
-                return fail(errc::invalid_weight, "server " + quote(s.address) + ": the total weight overflows 64 bits");
+                return fail(errc::invalid_weight, "server " + quote(s.address) + ": the total weight overflows 64 bits")
+                    .at_node(i);
             }
             total += s.weight;
         }
@@ -399,7 +404,7 @@ private:
             if (memcached) {
                 ketama_host_port hp;
                 if (auto f = ketama_split_address(s.address, hp)) {
-                    return f;
+                    return std::move(f).at_node(index);
                 }
                 const std::string host(hp.host);
                 const std::string port = std::to_string(hp.port);
@@ -415,7 +420,7 @@ private:
         }
         lazy_vector<keyplace::node> sorted;  // validates ids only: the ring keeps server order
         if (auto f = sorted_membership(nodes, sorted)) {
-            return f;
+            return f;  // its node is the server's index: nodes lists the servers in order
         }
         const auto generate = [&](std::span<std::uint32_t> points, std::span<node_index> owners) {
             std::size_t at = 0;

@@ -87,7 +87,7 @@ template <std::integral Point, hasher KeyHash>
     }
     for (std::size_t i = 0; i < holds.size(); ++i) {
         if (!holds[i]) {
-            return detail::fail(errc::no_points, "node " + detail::quote(ring.nodes()[i].id) + " has no tokens");
+            return detail::fail(errc::no_points, "node " + detail::quote(ring.nodes()[i].id) + " has no tokens").at_node(i);
         }
     }
     return detail::distinct_points(ring.points(), ring.owners(), ring.nodes(), "token");

@@ -642,7 +642,8 @@ protected:
 };
 
 /// Fails if a ring sorted by (point, owner) lists a point twice (duplicate_token, naming the
-/// point and its owners among nodes): a repeat sits next to its first occurrence.
+/// point and its owners among nodes): a repeat sits next to its first occurrence. A node that
+/// lists it twice is where() the error is.
 template <class Point>
 [[nodiscard]] auto distinct_points(std::span<const Point> points, std::span<const node_index> owners,
                                    std::span<const node> nodes, std::string_view what) -> failure {
@@ -650,11 +651,13 @@ template <class Point>
         if (points[i] == points[i - 1]) {
             const auto& a = nodes[owners[i - 1].value].id;
             const auto& b = nodes[owners[i].value].id;
-            return fail(errc::duplicate_token, owners[i] == owners[i - 1]
-                                                   ? "node " + quote(a) + " lists " + std::string(what) + " " +
-                                                         std::to_string(points[i]) + " twice"
-                                                   : std::string(what) + " " + std::to_string(points[i]) +
-                                                         " is owned by both " + quote(a) + " and " + quote(b));
+            if (owners[i] == owners[i - 1]) {
+                return fail(errc::duplicate_token,
+                            "node " + quote(a) + " lists " + std::string(what) + " " + std::to_string(points[i]) + " twice")
+                    .at_node(owners[i].value);
+            }
+            return fail(errc::duplicate_token, std::string(what) + " " + std::to_string(points[i]) +
+                                                   " is owned by both " + quote(a) + " and " + quote(b));
         }
     }
     return {};
