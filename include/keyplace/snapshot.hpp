@@ -279,7 +279,9 @@ public:
     /// node outside the name grammar: invalid_name); tokens or slots given to a strategy that takes none
     /// (invalid_argument); no node that owns keys now, or none after (no_owner); whatever the
     /// strategy refuses; a stated fingerprint or probe digest other than the computed one
-    /// (fingerprint_mismatch).
+    /// (fingerprint_mismatch). err.where() is the location in the description's JSON terms
+    /// ("nodes[2].weight", "overrides[0]", "strategy.params.table-size", "replication"), and
+    /// err.node() the index of the node it concerns, if one.
     [[nodiscard]] static auto try_build(const snapshot_description& d, error_info& err) -> std::optional<snapshot> {
         snapshot s;
         err = s.assign(d);
