@@ -2,22 +2,27 @@
 # Cost of including keyplace: -fsyntax-only time of a TU with <keyplace/keyplace.hpp> against
 # one with only the standard headers a typical user already has, as a ratio (issue 11).
 #
-#   bench/compile_time.sh [--runs N] [--headers] [compiler...]   (default: g++ clang++)
+#   bench/compile_time.sh [--runs N] [--headers] [--o2] [compiler...]   (default: g++ clang++)
 #
 # Each TU is compiled N times (default 5) and the fastest run is kept. Times are the
 # compiler's CPU time (user + system) in milliseconds: on a shared machine wall-clock time
 # mostly measures the other jobs. --headers adds one row per public header (a TU that
-# includes just that header).
+# includes just that header). --o2 adds full -O2 compiles (-c, CPU ms and peak memory) of
+# bench/compile/service.cpp (load a snapshot document, publish it, look up a key) header-only
+# and with KEYPLACE_COMPILED (keyplace::compiled), of its nlohmann_json-only twin, and of
+# keyplace-fleet's translation unit both ways (issue 28, item 5).
 set -euo pipefail
 
 runs=5
 per_header=0
+o2=0
 compilers=()
 while (($#)); do
     case "$1" in
         --runs) runs="$2"; shift 2 ;;
         --headers) per_header=1; shift ;;
-        -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --o2) o2=1; shift ;;
+        -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) compilers+=("$1"); shift ;;
     esac
 done
@@ -42,6 +47,18 @@ best_ms() {
     echo "$best"
 }
 
+# Best of $runs full compiles: "CPU-ms peak-MB" of `$compiler -O2 -c` with the given arguments.
+best_o2() {
+    local compiler="$1" best="" best_mb="" out ms mb
+    shift
+    for ((r = 0; r < runs; ++r)); do
+        out=$(/usr/bin/time -f '%U %S %M' "$compiler" -std=c++20 -O2 -c -o "$work/o2.o" "$@" 2>&1 >/dev/null | tail -n 1)
+        read -r ms mb < <(awk '{ printf "%d %d\n", ($1 + $2) * 1000 + 0.5, $3 / 1024 + 0.5 }' <<<"$out")
+        if [[ -z "$best" ]] || ((ms < best)); then best=$ms; best_mb=$mb; fi
+    done
+    echo "$best $best_mb"
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 for cxx in "${compilers[@]}"; do
@@ -59,6 +76,25 @@ for cxx in "${compilers[@]}"; do
             ms=$(best_ms "$cxx" "$tu")
             printf '%-36s %7s %9s\n' "$header" "$ms" "$(ratio "$ms" "$base")"
         done < <(cd "$root/include" && find keyplace -name '*.hpp' | LC_ALL=C sort)
+    fi
+    if ((o2)); then
+        inc=(-I "$root/include")
+        svc="$root/bench/compile/service.cpp"
+        fleet=(-I "$root/examples/cli" -I "$root/etcd/include" -DKEYPLACE_FLEET_ETCD "$root/examples/fleet/fleet.cpp")
+        read -r twin twin_mb < <(best_o2 "$cxx" "$root/bench/compile/service_nlohmann.cpp")
+        read -r ho ho_mb < <(best_o2 "$cxx" "${inc[@]}" "$svc")
+        read -r co co_mb < <(best_o2 "$cxx" "${inc[@]}" -DKEYPLACE_COMPILED "$svc")
+        read -r fho fho_mb < <(best_o2 "$cxx" "${inc[@]}" "${fleet[@]}")
+        read -r fco fco_mb < <(best_o2 "$cxx" "${inc[@]}" -DKEYPLACE_COMPILED "${fleet[@]}")
+        printf '\n%-44s %8s %8s\n' "-O2 -c (best of $runs)" "CPU ms" "peak MB"
+        printf '%-44s %8s %8s\n' "service, nlohmann_json only (the twin)" "$twin" "$twin_mb"
+        printf '%-44s %8s %8s\n' "service, header-only" "$ho" "$ho_mb"
+        printf '%-44s %8s %8s\n' "service, KEYPLACE_COMPILED" "$co" "$co_mb"
+        printf '%-44s %8s %8s\n' "keyplace-fleet, header-only" "$fho" "$fho_mb"
+        printf '%-44s %8s %8s\n' "keyplace-fleet, KEYPLACE_COMPILED" "$fco" "$fco_mb"
+        printf '%-44s %8sx\n' "service header-only / twin" "$(ratio "$ho" "$twin")"
+        printf '%-44s %8sx\n' "service compiled / twin" "$(ratio "$co" "$twin")"
+        printf '%-44s %8sx\n' "service compiled / header-only" "$(ratio "$co" "$ho")"
     fi
     echo
 done

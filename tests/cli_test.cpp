@@ -7,6 +7,10 @@
 
 #include <keyplace/token_allocation.hpp>
 
+#if KEYPLACE_CLI_SNAPSHOTS
+#include <nlohmann/json.hpp>  // edits documents (json.hpp includes it only in header-only builds)
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

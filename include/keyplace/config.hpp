@@ -22,6 +22,22 @@
 // (code is the keyplace::errc value) to report failures your own way; it must not return. The
 // try_ forms never call it: they fill a keyplace::error_info.
 
+// KEYPLACE_COMPILED: the snapshot layer (building and verifying snapshots, successors, the JSON
+// reader and writer, shadow compares and transfer plans) is compiled once, in the keyplace::compiled
+// library, instead of in every translation unit that calls it; lookups stay inline. Linking
+// keyplace::compiled defines it for you. Every translation unit of a program must agree: define it
+// in all of them (and link the library) or in none.
+#if defined(KEYPLACE_COMPILED) && !defined(KEYPLACE_COMPILED_SOURCE)
+#define KEYPLACE_DETAIL_DEFINE 0  // declarations only: the definitions are in the library
+#else
+#define KEYPLACE_DETAIL_DEFINE 1
+#endif
+#ifdef KEYPLACE_COMPILED
+#define KEYPLACE_DETAIL_INLINE
+#else
+#define KEYPLACE_DETAIL_INLINE inline
+#endif
+
 // Out-of-line cold paths (error construction) keep lookups and builds compact.
 #if defined(__GNUC__) || defined(__clang__)
 #define KEYPLACE_COLD [[gnu::cold, gnu::noinline]]

@@ -2,17 +2,22 @@
 // the strict reader and the loader that builds the snapshot and checks its stated digests.
 //
 // Optional component: the only keyplace header that needs nlohmann/json (3.x). Nothing else in
-// keyplace includes it; a program that includes it links nlohmann_json::nlohmann_json itself.
+// keyplace includes it; a program that includes it links nlohmann_json::nlohmann_json itself,
+// or links keyplace::compiled (config.hpp, KEYPLACE_COMPILED), where this header declares the
+// functions below and includes no nlohmann header.
 #ifndef KEYPLACE_JSON_HPP_INCLUDED
 #define KEYPLACE_JSON_HPP_INCLUDED
 
+#include <keyplace/config.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/snapshot.hpp>
 #include <keyplace/version.hpp>
 
+#if KEYPLACE_DETAIL_DEFINE
 #include <nlohmann/json.hpp>
+#endif
 
 #include <algorithm>
 #include <cstddef>
@@ -35,6 +40,50 @@ KEYPLACE_NAMESPACE_BEGIN
 
 /// The largest snapshot document the reader accepts, in bytes (64 MiB).
 inline constexpr std::size_t max_document_size = std::size_t{64} << 20;
+
+/// The document of a description (README, "JSON"): pretty, 2-space indent, a trailing newline;
+/// fields in the documented order; every parameter the description lists; the digests it
+/// states; tokens, slots and location parts only when not empty. Weights are the shortest
+/// decimal that reads back as the same double (2.0 stays 2.0). Strings are UTF-8: a byte that
+/// is not valid UTF-8 is written as U+FFFD (the document then states another id, which its
+/// fingerprint refuses on load). A NaN or infinite weight is written as null, which no reader
+/// accepts: write only what validates (a snapshot's describe()).
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto write_description_json(const snapshot_description& d) -> std::string;
+/// The document of a snapshot: its describe(), with every parameter and both digests.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto write_snapshot_json(const snapshot& s) -> std::string;
+/// Reads a snapshot document, strictly (README, "JSON"): every error's message starts with the
+/// JSON path of the offending value ("nodes[3].weight: -1 is not > 0"). Fails on: invalid
+/// JSON, a key repeated in an object, a format of another major, a missing or mistyped field,
+/// an unknown field in a keyplace.snapshot/1 document, an integer outside its range, a cluster,
+/// epoch or parent_epoch the build would refuse (invalid_document); an unknown strategy,
+/// contract or parameter (unknown_strategy); a weight not > 0 or not finite (invalid_weight);
+/// an unknown state (invalid_state); an empty, over-long or repeated id (empty_id, id_too_long,
+/// duplicate_id); an id, location part or override's node outside the name grammar
+/// (invalid_name; check_name), a cluster outside it (invalid_document); a text longer than
+/// max_document_size or holding a NUL byte (invalid_document); an unknown spread
+/// (invalid_argument); a reversed slot range (invalid_slot_range). Never throws.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto read_description_json(std::string_view text, error_info& err)
+    -> std::optional<snapshot_description>;
+/// read_description_json, then snapshot::try_build, which checks the stated fingerprint and
+/// probe digest (fingerprint_mismatch). A build error keeps its code and where(), its message
+/// prefixed by that path ("nodes: no node owns keys now ...", "nodes[2]: node 'c': ...").
+/// Never throws.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto try_load_snapshot_json(std::string_view text, error_info& err)
+    -> std::optional<snapshot>;
+
+/// try_load_snapshot_json, reporting through detail::raise (a keyplace::error, or KEYPLACE_ON_ERROR).
+[[nodiscard]] inline auto load_snapshot_json(std::string_view text) -> snapshot {
+    error_info err;
+    auto s = try_load_snapshot_json(text, err);
+    if (!s) {
+        detail::raise(err);
+    }
+    return std::move(*s);
+}
+
+// The definitions: here in a header-only build; in keyplace::compiled's source where
+// KEYPLACE_COMPILED is defined (config.hpp).
+#if KEYPLACE_DETAIL_DEFINE
 
 namespace detail::jsonio {
 
@@ -918,14 +967,7 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
 
 }  // namespace detail::jsonio
 
-/// The document of a description (README, "JSON"): pretty, 2-space indent, a trailing newline;
-/// fields in the documented order; every parameter the description lists; the digests it
-/// states; tokens, slots and location parts only when not empty. Weights are the shortest
-/// decimal that reads back as the same double (2.0 stays 2.0). Strings are UTF-8: a byte that
-/// is not valid UTF-8 is written as U+FFFD (the document then states another id, which its
-/// fingerprint refuses on load). A NaN or infinite weight is written as null, which no reader
-/// accepts: write only what validates (a snapshot's describe()).
-[[nodiscard]] inline auto write_description_json(const snapshot_description& d) -> std::string {
+KEYPLACE_DETAIL_INLINE auto write_description_json(const snapshot_description& d) -> std::string {
     using nlohmann::ordered_json;
     ordered_json doc = ordered_json::object();
     doc["format"] = d.format;
@@ -998,23 +1040,11 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
     return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-/// The document of a snapshot: its describe(), with every parameter and both digests.
-[[nodiscard]] inline auto write_snapshot_json(const snapshot& s) -> std::string {
+KEYPLACE_DETAIL_INLINE auto write_snapshot_json(const snapshot& s) -> std::string {
     return write_description_json(s.describe());
 }
 
-/// Reads a snapshot document, strictly (README, "JSON"): every error's message starts with the
-/// JSON path of the offending value ("nodes[3].weight: -1 is not > 0"). Fails on: invalid
-/// JSON, a key repeated in an object, a format of another major, a missing or mistyped field,
-/// an unknown field in a keyplace.snapshot/1 document, an integer outside its range, a cluster,
-/// epoch or parent_epoch the build would refuse (invalid_document); an unknown strategy,
-/// contract or parameter (unknown_strategy); a weight not > 0 or not finite (invalid_weight);
-/// an unknown state (invalid_state); an empty, over-long or repeated id (empty_id, id_too_long,
-/// duplicate_id); an id, location part or override's node outside the name grammar
-/// (invalid_name; check_name), a cluster outside it (invalid_document); a text longer than
-/// max_document_size or holding a NUL byte (invalid_document); an unknown spread
-/// (invalid_argument); a reversed slot range (invalid_slot_range). Never throws.
-[[nodiscard]] inline auto read_description_json(std::string_view text, error_info& err)
+KEYPLACE_DETAIL_INLINE auto read_description_json(std::string_view text, error_info& err)
     -> std::optional<snapshot_description> {
     return detail::jsonio::guarded(err, [&]() -> std::optional<snapshot_description> {
         snapshot_description d;
@@ -1022,11 +1052,7 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
     });
 }
 
-/// read_description_json, then snapshot::try_build, which checks the stated fingerprint and
-/// probe digest (fingerprint_mismatch). A build error keeps its code and where(), its message
-/// prefixed by that path ("nodes: no node owns keys now ...", "nodes[2]: node 'c': ...").
-/// Never throws.
-[[nodiscard]] inline auto try_load_snapshot_json(std::string_view text, error_info& err) -> std::optional<snapshot> {
+KEYPLACE_DETAIL_INLINE auto try_load_snapshot_json(std::string_view text, error_info& err) -> std::optional<snapshot> {
     return detail::jsonio::guarded(err, [&]() -> std::optional<snapshot> {
         auto d = read_description_json(text, err);
         if (!d) {
@@ -1041,15 +1067,7 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
     });
 }
 
-/// try_load_snapshot_json, reporting through detail::raise (a keyplace::error, or KEYPLACE_ON_ERROR).
-[[nodiscard]] inline auto load_snapshot_json(std::string_view text) -> snapshot {
-    error_info err;
-    auto s = try_load_snapshot_json(text, err);
-    if (!s) {
-        detail::raise(err);
-    }
-    return std::move(*s);
-}
+#endif  // KEYPLACE_DETAIL_DEFINE
 
 KEYPLACE_NAMESPACE_END
 

@@ -208,12 +208,13 @@ private:
 
 namespace detail {
 
+#if KEYPLACE_DETAIL_DEFINE
 /// Movement between the current placements of two snapshots, by node id: analysis's movement()
 /// where both hash keys alike (exact over regions where it can be), else over the sample keys
 /// "keyplace.sample.<i>" (i < analysis_sample_size), each hashed with its own strategy's key
 /// hash; the minimum then comes from the two ownerships.
 template <class = void>  // instantiated only where used
-auto snapshot_movement(const snapshot& before, const snapshot& after) -> movement_report {
+auto snapshot_movement_of(const snapshot& before, const snapshot& after) -> movement_report {
     return std::visit(
         [&](const auto& a, const auto& b) -> movement_report {
             using A = std::remove_cvref_t<decltype(a)>;
@@ -240,10 +241,25 @@ auto snapshot_movement(const snapshot& before, const snapshot& after) -> movemen
         },
         before.current().strategy(), after.current().strategy());
 }
+#endif
+
+#ifdef KEYPLACE_COMPILED
+auto snapshot_movement(const snapshot& before, const snapshot& after) -> movement_report;  // keyplace::compiled
+#else
+/// snapshot_movement_of, instantiated only where called.
+template <class = void>
+auto snapshot_movement(const snapshot& before, const snapshot& after) -> movement_report {
+    return snapshot_movement_of(before, after);
+}
+#endif
 
 }  // namespace detail
 
-inline void shadow_compare::expect() {
+// The definitions: here in a header-only build; in keyplace::compiled's source where
+// KEYPLACE_COMPILED is defined (config.hpp).
+#if KEYPLACE_DETAIL_DEFINE
+
+KEYPLACE_DETAIL_INLINE void shadow_compare::expect() {
     for (const auto& b : before_->nodes()) {
         if (!owns_now(b.state)) {
             continue;
@@ -256,7 +272,7 @@ inline void shadow_compare::expect() {
     expected_ = detail::snapshot_movement(*before_, *after_);
 }
 
-inline auto shadow_compare::report() const -> shadow_report {
+KEYPLACE_DETAIL_INLINE auto shadow_compare::report() const -> shadow_report {
     shadow_report r;
     r.before_epoch = before_->epoch();
     r.after_epoch = after_->epoch();
@@ -318,7 +334,7 @@ inline auto shadow_compare::report() const -> shadow_report {
     return r;
 }
 
-inline auto shadow_report::to_text() const -> std::string {
+KEYPLACE_DETAIL_INLINE auto shadow_report::to_text() const -> std::string {
     const auto pct = [](double x) { return detail::fixed(100 * x, 4) + "%"; };
     std::string out;
     out += "shadow: epoch " + std::to_string(before_epoch) + " -> " + std::to_string(after_epoch) + ", sampling " +
@@ -344,7 +360,7 @@ inline auto shadow_report::to_text() const -> std::string {
     return out;
 }
 
-inline auto shadow_report::to_json() const -> std::string {
+KEYPLACE_DETAIL_INLINE auto shadow_report::to_json() const -> std::string {
     using detail::json_number;
     std::string out = "{";
     const auto field = [&](std::string_view name, const std::string& value) {
@@ -394,6 +410,8 @@ inline auto shadow_report::to_json() const -> std::string {
     out += '}';
     return out;
 }
+
+#endif  // KEYPLACE_DETAIL_DEFINE
 
 KEYPLACE_NAMESPACE_END
 

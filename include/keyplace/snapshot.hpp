@@ -282,14 +282,7 @@ public:
     /// (fingerprint_mismatch). err.where() is the location in the description's JSON terms
     /// ("nodes[2].weight", "overrides[0]", "strategy.params.table-size", "replication"), and
     /// err.node() the index of the node it concerns, if one.
-    [[nodiscard]] static auto try_build(const snapshot_description& d, error_info& err) -> std::optional<snapshot> {
-        snapshot s;
-        err = s.assign(d);
-        if (err) {
-            return std::nullopt;
-        }
-        return s;
-    }
+    [[nodiscard]] static auto try_build(const snapshot_description& d, error_info& err) -> std::optional<snapshot>;
 
     [[nodiscard]] auto format() const noexcept -> std::string_view { return snapshot_format; }
     [[nodiscard]] auto cluster() const noexcept -> const std::string& { return d_.cluster; }
@@ -434,6 +427,15 @@ private:
     std::shared_ptr<const detail::override_table> overrides_;  // null: none
     digest128 fingerprint_{};
 };
+
+/// Whether `next` may replace `current` in one process: same cluster, a newer epoch (the same
+/// epoch with the same fingerprint is the same snapshot again), and no tombstone that returns.
+/// Returns stale_epoch, wrong_cluster, split_brain or invalid_state, each naming both values.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snapshot& next) -> error_info;
+
+// The definitions: here in a header-only build; in keyplace::compiled's source where
+// KEYPLACE_COMPILED is defined (config.hpp).
+#if KEYPLACE_DETAIL_DEFINE
 
 namespace detail {
 
@@ -618,7 +620,7 @@ void write_bucket_state(const S& table, const placement& p, snapshot_description
 
 }  // namespace detail
 
-inline auto snapshot::successor() const -> snapshot_description {
+KEYPLACE_DETAIL_INLINE auto snapshot::successor() const -> snapshot_description {
     snapshot_description d = d_;
     d.parent_epoch = d_.epoch;
     d.epoch = d_.epoch + 1;
@@ -635,7 +637,7 @@ inline auto snapshot::successor() const -> snapshot_description {
     return d;
 }
 
-inline auto snapshot::try_successor(std::span<const std::pair<std::string, double>> weights, error_info& err) const
+KEYPLACE_DETAIL_INLINE auto snapshot::try_successor(std::span<const std::pair<std::string, double>> weights, error_info& err) const
     -> std::optional<snapshot_description> {
     snapshot_description d = successor();
     const auto failed = [&](detail::failure f) {
@@ -678,7 +680,7 @@ inline auto snapshot::try_successor(std::span<const std::pair<std::string, doubl
 /// A strategy build's refusal, located in the description: the node it names (plain[i] is
 /// members[i]), the parameter of the configuration field it names (anchor's, memento's and
 /// partitions' fields are named as their parameters), else `otherwise`.
-inline auto snapshot::engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
+KEYPLACE_DETAIL_INLINE auto snapshot::engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
                                      std::string_view otherwise) -> detail::failure {
     if (f.node() && *f.node() < members.size()) {
         return detail::error_access::renumbered(std::move(f), members[*f.node()]);
@@ -741,7 +743,7 @@ auto snapshot::build_buckets(const std::vector<std::uint32_t>& members, const st
 /// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
 /// placement now; after a transition, that table transitioned() to the nodes owning keys after
 /// it (one claim), so every process derives the same table.
-inline auto snapshot::build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
+KEYPLACE_DETAIL_INLINE auto snapshot::build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
                                        const placement* from, std::optional<placement::strategy_variant>& built) const
     -> detail::failure {
     const auto& params = d_.strategy.params;
@@ -860,7 +862,7 @@ inline auto snapshot::build_partitions(const std::vector<std::uint32_t>& members
     return {};
 }
 
-inline auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
+KEYPLACE_DETAIL_INLINE auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
     constexpr std::string_view prefix = "keyplace.snapshot/";
     const std::string_view f = d.format;
     bool known = f.substr(0, prefix.size()) == prefix;
@@ -900,7 +902,7 @@ inline auto snapshot::check_header(const snapshot_description& d) -> detail::fai
     return {};
 }
 
-inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
+KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                                       std::shared_ptr<const placement>& out, const placement* from) const
     -> detail::failure {
     const auto& spec = d_.strategy;
@@ -1124,7 +1126,7 @@ inline auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
     return {};
 }
 
-inline auto snapshot::placement_fingerprint(const placement& p, bool locations) const -> digest128 {
+KEYPLACE_DETAIL_INLINE auto snapshot::placement_fingerprint(const placement& p, bool locations) const -> digest128 {
     const auto& spec = d_.strategy;
     // Each strategy node's rank in id order: its canonical index.
     std::vector<std::uint32_t> by_id(p.members_.size());
@@ -1214,7 +1216,7 @@ inline auto snapshot::placement_fingerprint(const placement& p, bool locations) 
     return h.finish();
 }
 
-inline auto snapshot::combined_fingerprint(const digest128& now, const digest128& after,
+KEYPLACE_DETAIL_INLINE auto snapshot::combined_fingerprint(const digest128& now, const digest128& after,
                                            std::span<const key_override> overrides) -> digest128 {
     detail::canonical_hasher h;
     h.bytes("keyplace.snapshot/1", 19);
@@ -1232,7 +1234,7 @@ inline auto snapshot::combined_fingerprint(const digest128& now, const digest128
 
 /// Sorts the overrides by key and checks them: the count, each key (not empty, not over-long,
 /// not twice) and each node (in the snapshot, active).
-inline auto snapshot::check_overrides() -> detail::failure {
+KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
     auto& list = d_.overrides;
     if (list.size() > max_overrides) {
         return detail::fail(errc::invalid_override, std::to_string(list.size()) + " overrides; a snapshot holds at most " +
@@ -1304,7 +1306,7 @@ inline auto snapshot::check_overrides() -> detail::failure {
     return {};
 }
 
-inline auto snapshot::fingerprint_matches(const digest128& stated) const -> bool {
+KEYPLACE_DETAIL_INLINE auto snapshot::fingerprint_matches(const digest128& stated) const -> bool {
     if (stated == fingerprint_) {
         return true;
     }
@@ -1313,14 +1315,14 @@ inline auto snapshot::fingerprint_matches(const digest128& stated) const -> bool
     return stated == combined_fingerprint(now, after, d_.overrides);
 }
 
-inline auto snapshot::verify() const -> bool {
+KEYPLACE_DETAIL_INLINE auto snapshot::verify() const -> bool {
     const digest128 now = placement_fingerprint(*current_);
     const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_);
     return now == current_->fingerprint() && after == pending_->fingerprint() &&
            combined_fingerprint(now, after, d_.overrides) == fingerprint_;
 }
 
-inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
+KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     if (auto f = check_header(d)) {
         return f;
     }
@@ -1425,10 +1427,17 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     return {};
 }
 
-/// Whether `next` may replace `current` in one process: same cluster, a newer epoch (the same
-/// epoch with the same fingerprint is the same snapshot again), and no tombstone that returns.
-/// Returns stale_epoch, wrong_cluster, split_brain or invalid_state, each naming both values.
-[[nodiscard]] inline auto check_successor(const snapshot& current, const snapshot& next) -> error_info {
+KEYPLACE_DETAIL_INLINE auto snapshot::try_build(const snapshot_description& d, error_info& err)
+    -> std::optional<snapshot> {
+    snapshot s;
+    err = s.assign(d);
+    if (err) {
+        return std::nullopt;
+    }
+    return s;
+}
+
+KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snapshot& next) -> error_info {
     if (next.cluster() != current.cluster()) {
         return detail::fail(errc::wrong_cluster, "snapshot of cluster " + detail::quote(next.cluster()) +
                                                      "; this process serves cluster " +
@@ -1455,6 +1464,8 @@ inline auto snapshot::assign(const snapshot_description& d) -> detail::failure {
     }
     return {};
 }
+
+#endif  // KEYPLACE_DETAIL_DEFINE
 
 KEYPLACE_NAMESPACE_END
 

@@ -100,6 +100,19 @@ struct transfer_plan {
     [[nodiscard]] auto to_json() const -> std::string;
 };
 
+/// The plan from before.current() to after.current(): exact when both are the same kind of
+/// strategy with the same key hash and regions that refine together (rings of one point width
+/// and lookup rule; tables or moduli of one size, or whose lcm is at most 2^24); otherwise the
+/// totals are counted over 2^17 sample keys ("keyplace.sample.<i>", each hashed with its own
+/// strategy's key hash) and there are no ranges (rendezvous and jump have none).
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan;
+/// The plan of the transition one snapshot describes: current() to pending().
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan;
+
+// The definitions: here in a header-only build; in keyplace::compiled's source where
+// KEYPLACE_COMPILED is defined (config.hpp).
+#if KEYPLACE_DETAIL_DEFINE
+
 namespace detail {
 
 struct plan_builder {
@@ -276,12 +289,7 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
 
 }  // namespace detail
 
-/// The plan from before.current() to after.current(): exact when both are the same kind of
-/// strategy with the same key hash and regions that refine together (rings of one point width
-/// and lookup rule; tables or moduli of one size, or whose lcm is at most 2^24); otherwise the
-/// totals are counted over 2^17 sample keys ("keyplace.sample.<i>", each hashed with its own
-/// strategy's key hash) and there are no ranges (rendezvous and jump have none).
-[[nodiscard]] inline auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan {
+KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan {
     detail::plan_builder pb{&before, &after, {}, {}, {}, {}};
     const bool done = std::visit(
         [&](const auto& x, const auto& y) -> bool {
@@ -362,8 +370,7 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
     return std::move(pb.plan);
 }
 
-/// The plan of the transition one snapshot describes: current() to pending().
-[[nodiscard]] inline auto plan_transition(const snapshot& s) -> transfer_plan {
+KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan {
     auto now = s.describe();
     auto after = s.describe();
     now.fingerprint.reset();
@@ -388,7 +395,7 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
     return plan_transfer(snapshot::build(now), snapshot::build(after));
 }
 
-inline auto transfer_plan::to_text(std::size_t max_ranges) const -> std::string {
+KEYPLACE_DETAIL_INLINE auto transfer_plan::to_text(std::size_t max_ranges) const -> std::string {
     const auto pct = [](double x) { return detail::fixed(100 * x, 4) + "%"; };
     const auto join = [](const std::vector<std::string>& v) {
         std::string out;
@@ -437,7 +444,7 @@ inline auto transfer_plan::to_text(std::size_t max_ranges) const -> std::string 
     return out;
 }
 
-inline auto transfer_plan::to_json() const -> std::string {
+KEYPLACE_DETAIL_INLINE auto transfer_plan::to_json() const -> std::string {
     std::string out;
     const auto add = [&out](std::initializer_list<std::string_view> parts) {
         for (const auto p : parts) {
@@ -502,6 +509,8 @@ inline auto transfer_plan::to_json() const -> std::string {
     out += "}";
     return out;
 }
+
+#endif  // KEYPLACE_DETAIL_DEFINE
 
 KEYPLACE_NAMESPACE_END
 

@@ -1,0 +1,20 @@
+// keyplace::compiled — the snapshot layer compiled once (config.hpp, KEYPLACE_COMPILED): building
+// snapshots and their successors, the JSON reader and writer, shadow compares and transfer plans.
+// The headers define these functions here, and only declare them to the programs that link this.
+#define KEYPLACE_COMPILED_SOURCE
+#include <keyplace/json.hpp>
+#include <keyplace/shadow.hpp>
+#include <keyplace/snapshot.hpp>
+#include <keyplace/transfer_plan.hpp>
+
+#ifndef KEYPLACE_COMPILED
+#error "src/keyplace.cpp is keyplace::compiled's source: build it with KEYPLACE_COMPILED defined"
+#endif
+
+KEYPLACE_NAMESPACE_BEGIN
+
+auto detail::snapshot_movement(const snapshot& before, const snapshot& after) -> movement_report {
+    return snapshot_movement_of(before, after);
+}
+
+KEYPLACE_NAMESPACE_END
