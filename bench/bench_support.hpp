@@ -3,6 +3,7 @@
 #ifndef KEYPLACE_BENCH_BENCH_SUPPORT_HPP_INCLUDED
 #define KEYPLACE_BENCH_BENCH_SUPPORT_HPP_INCLUDED
 
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/keyplace.hpp>
 #include <keyplace/snapshot.hpp>
 
@@ -139,10 +140,7 @@ inline constexpr std::size_t key_length = 16;                   // the performan
 
 /// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): the fresh keys' generator.
 [[nodiscard]] constexpr auto splitmix64(std::uint64_t x) noexcept -> std::uint64_t {
-    x += 0x9e3779b97f4a7c15U;
-    x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9U;
-    x = (x ^ (x >> 27U)) * 0x94d049bb133111ebU;
-    return x ^ (x >> 31U);
+    return keyplace::detail::splitmix64(x);  // x is the state, advanced once
 }
 
 /// Key number n of the fresh keys: 16 raw bytes, two SplitMix64 words of a counter. Cheap to

@@ -13,6 +13,7 @@
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/ring.hpp>
@@ -55,12 +56,7 @@ auto measure(const std::string& what, Build&& build) -> int {
     return 0;
 }
 
-auto splitmix(std::uint64_t& state) -> std::uint64_t {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+auto splitmix(std::uint64_t& state) -> std::uint64_t { return keyplace::detail::splitmix64(state); }
 
 }  // namespace
 

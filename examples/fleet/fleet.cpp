@@ -8,6 +8,7 @@
 #include "fleet_options.hpp"
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/bounded_load.hpp>
 #include <keyplace/publisher.hpp>
 #include <keyplace/snapshot.hpp>
@@ -256,13 +257,8 @@ struct connection {
 // Workload: SplitMix64 (a fixed generator, not std::random), Zipf by inverse CDF.
 struct splitmix {
     std::uint64_t s;
-    auto next() noexcept -> std::uint64_t {
-        std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-    auto unit() noexcept -> double { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+    auto next() noexcept -> std::uint64_t { return keyplace::detail::splitmix64(s); }
+    auto unit() noexcept -> double { return keyplace::detail::splitmix64_unit(s); }
 };
 
 auto pow_neg(double base, double alpha) -> double { return std::exp(-alpha * std::log(base)); }

@@ -468,23 +468,13 @@ private:
         if (auto f = text(doc, at, true, out)) {
             return f;
         }
-        constexpr std::string_view prefix = "keyplace.snapshot/";
-        const std::string_view f = out;
-        bool ok = f.substr(0, prefix.size()) == prefix;
-        std::string_view minor = "0";
-        if (ok) {
-            const std::string_view v = f.substr(prefix.size());
-            const auto dot = v.find('.');
-            minor = dot == std::string_view::npos ? minor : v.substr(dot + 1);
-            ok = v.substr(0, dot) == "1" && !minor.empty() && minor.size() <= 9 &&
-                 minor.find_first_not_of("0123456789") == std::string_view::npos;
-        }
-        if (!ok) {
+        const auto minor = snapshot_format_minor(out);  // the builder's own test of the format
+        if (!minor) {
             return bad(errc::invalid_document, at, quote(out) + " is not a format this library reads (" +
                                                        std::string(snapshot_format) + " or " +
                                                        std::string(snapshot_format) + ".<minor>)");
         }
-        strict_ = minor.find_first_not_of('0') == std::string_view::npos;
+        strict_ = minor->find_first_not_of('0') == std::string_view::npos;
         return {};
     }
 

@@ -8,6 +8,7 @@
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
@@ -32,17 +33,12 @@ inline constexpr std::int64_t jumpback_max_buckets = std::numeric_limits<std::in
 namespace detail {
 
 // SplitMix64 as hash4j's SplitMix64V1 (java.util.SplittableRandom's generator with its default
-// gamma): reset(seed) sets the state, each nextLong() adds the gamma and mixes the state.
+// gamma): reset(seed) sets the state, each nextLong() adds the gamma and mixes the state, which
+// is detail::splitmix64 (detail/splitmix.hpp).
 struct jumpback_splitmix64 {
     std::uint64_t state;
 
-    [[nodiscard]] auto next() noexcept -> std::uint64_t {
-        state += 0x9e3779b97f4a7c15ULL;
-        std::uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    [[nodiscard]] auto next() noexcept -> std::uint64_t { return splitmix64(state); }
 };
 
 // The bucket of hash among n >= 2 buckets (n <= 2^31 - 1), hash4j's getBucket step for step.

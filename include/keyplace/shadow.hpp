@@ -229,7 +229,7 @@ auto snapshot_movement_of(const snapshot& before, const snapshot& after) -> move
                 movement_tally t{&vb, &va, {}, 0, 0};
                 std::string key;
                 for (std::size_t i = 0; i < analysis_sample_size; ++i) {
-                    key = "keyplace.sample." + std::to_string(i);
+                    key = sample_key(i);
                     t.add(a.node(a.pick(hash_key(typename A::key_hash{}, key))).id,
                           b.node(b.pick(hash_key(typename B::key_hash{}, key))).id, 1.0);
                 }

@@ -863,20 +863,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_partitions(const std::vector<std::ui
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
-    constexpr std::string_view prefix = "keyplace.snapshot/";
-    const std::string_view f = d.format;
-    bool known = f.substr(0, prefix.size()) == prefix;
-    if (known) {
-        const std::string_view v = f.substr(prefix.size());
-        const auto dot = v.find('.');
-        const std::string_view major = v.substr(0, dot);
-        const std::string_view minor = dot == std::string_view::npos ? std::string_view("0") : v.substr(dot + 1);
-        const auto digits = [](std::string_view s) {
-            return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
-        };
-        known = major == "1" && digits(minor);
-    }
-    if (!known) {
+    if (!detail::snapshot_format_minor(d.format)) {
         return detail::fail(errc::invalid_document, "format " + detail::quote(d.format) +
                                                         " is not one this library reads (" +
                                                         std::string(snapshot_format) + ")")

@@ -216,6 +216,9 @@ inline constexpr std::size_t max_override_key_length = 1024;
 
 /// Probe key i: "keyplace.probe." followed by i in decimal.
 [[nodiscard]] inline auto probe_key(std::size_t i) -> std::string { return "keyplace.probe." + std::to_string(i); }
+/// Sample key i: what shadow compares and transfer plans count over when two snapshots' strategies
+/// hash keys differently (i < analysis_sample_size; each strategy hashes it with its own key hash).
+[[nodiscard]] inline auto sample_key(std::size_t i) -> std::string { return "keyplace.sample." + std::to_string(i); }
 
 namespace detail {
 
@@ -231,6 +234,24 @@ inline void append_key(std::string& path, std::string_view key) {
     } else {
         path += "[" + quote(key) + "]";
     }
+}
+
+/// The minor version of a format this library reads ("keyplace.snapshot/1": "0";
+/// "keyplace.snapshot/1.<minor>", minor 1 to 9 decimal digits: minor), or nullopt.
+inline auto snapshot_format_minor(std::string_view format) -> std::optional<std::string_view> {
+    constexpr std::string_view prefix = "keyplace.snapshot/";
+    if (format.substr(0, prefix.size()) != prefix) {
+        return std::nullopt;
+    }
+    const std::string_view v = format.substr(prefix.size());
+    const auto dot = v.find('.');
+    const std::string_view minor = dot == std::string_view::npos ? std::string_view("0") : v.substr(dot + 1);
+    const bool digits = !minor.empty() && minor.size() <= 9 &&
+                        minor.find_first_not_of("0123456789") == std::string_view::npos;
+    if (v.substr(0, dot) != "1" || !digits) {
+        return std::nullopt;
+    }
+    return minor;
 }
 
 /// prefix followed by one key step, as a document path.

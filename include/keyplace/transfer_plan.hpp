@@ -327,7 +327,7 @@ KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot
         std::vector<std::string> a;
         const double each = 1.0 / static_cast<double>(analysis_sample_size);
         for (std::size_t i = 0; i < analysis_sample_size; ++i) {
-            const std::string key = "keyplace.sample." + std::to_string(i);
+            const std::string key = sample_key(i);
             detail::plan_builder::ids(before, before.current(), before.current().point_of(key), b);
             detail::plan_builder::ids(after, after.current(), after.current().point_of(key), a);
             bool changed = false;

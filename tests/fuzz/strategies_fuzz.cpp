@@ -31,6 +31,7 @@
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/detail/splitmix.hpp>
 #include <keyplace/jump.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/memento.hpp>
@@ -112,11 +113,7 @@ auto sample_points(input& in) -> std::vector<std::uint64_t> {
                                    (std::uint64_t{1} << 63) - 1, 0xffffffffU, 0x100000000ULL};
     std::uint64_t state = in.bits<std::uint64_t>();
     for (int i = 0; i < 48; ++i) {
-        state += 0x9e3779b97f4a7c15ULL;  // SplitMix64
-        std::uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        out.push_back(z ^ (z >> 31));
+        out.push_back(keyplace::detail::splitmix64(state));
     }
     return out;
 }
