@@ -158,9 +158,9 @@ public:
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
     decltype(auto) visit(F&& f) const {
-        return std::visit(std::forward<F>(f), strategy_);
+        return std::visit(std::forward<F>(f), *strategy_);
     }
-    [[nodiscard]] auto strategy() const noexcept -> const strategy_variant& { return strategy_; }
+    [[nodiscard]] auto strategy() const noexcept -> const strategy_variant& { return *strategy_; }
 
     /// How many nodes it places, and node i of the strategy as the snapshot lists it.
     [[nodiscard]] auto size() const noexcept -> std::size_t { return members_.size(); }
@@ -173,10 +173,10 @@ public:
                 using S = std::remove_cvref_t<decltype(s)>;
                 return static_cast<std::uint64_t>(hash_key(typename S::key_hash{}, key));
             },
-            strategy_);
+            *strategy_);
     }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
-        return std::visit([&](const auto& s) { return s.pick(point); }, strategy_);
+        return std::visit([&](const auto& s) { return s.pick(point); }, *strategy_);
     }
     /// The snapshot node (index into snapshot::nodes()) that owns a key: its override if the
     /// snapshot has one for it, else the strategy's owner. O(log overrides) string comparisons
@@ -244,9 +244,10 @@ public:
 private:
     friend class snapshot;
     placement(strategy_variant s, std::vector<std::uint32_t> members)
-        : strategy_(std::move(s)), members_(std::move(members)) {}
+        : strategy_(std::make_shared<const strategy_variant>(std::move(s))), members_(std::move(members)) {}
 
-    strategy_variant strategy_;
+    // Held once: a replica placer (placer_) shares it rather than copying the ring or table.
+    std::shared_ptr<const strategy_variant> strategy_;
     std::vector<std::uint32_t> members_;
     bool ordered_ = false;
     std::size_t width_ = 1;
@@ -1079,7 +1080,8 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uin
                     policy.spread = rep.spread;
                     policy.on_shortfall = rep.on_shortfall;
                     error_info e;
-                    auto placer = replica_placer<S>::try_build(std::make_shared<const S>(s), policy, e);
+                    // The placer shares the placement's strategy (an aliasing pointer into it).
+                    auto placer = replica_placer<S>::try_build(std::shared_ptr<const S>(p.strategy_, &s), policy, e);
                     if (!placer) {
                         // Its node is one of the strategy's: p maps it to the description's.
                         rf = e.node() ? detail::error_access::renumbered(
@@ -1097,7 +1099,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uin
                          .at("replication");
             }
         },
-        p.strategy_);
+        *p.strategy_);
     if (rf) {
         return rf;
     }
@@ -1163,7 +1165,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::placement_fingerprint(const placement& p, 
     for (const auto i : by_id) {
         h.str(d_.nodes[p.members_[i]].id);
     }
-    std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, p.strategy_);
+    std::visit([&](const auto& s) { detail::encode_state(h, s, rank); }, *p.strategy_);
     // Copies spread over a level go to distinct domains there, so which nodes share a domain
     // decides every copy after the first; the domains' names do not (only the partition of the
     // nodes into domains, labelled by first appearance in rank order). The placer reads a finer
@@ -1180,7 +1182,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::placement_fingerprint(const placement& p, 
                         return true;
                     }
                 },
-                p.strategy_);
+                *p.strategy_);
         };
         for (auto level = static_cast<int>(d_.replication.spread); level >= static_cast<int>(failure_domain::rack);
              --level) {
