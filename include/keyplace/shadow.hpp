@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
@@ -209,37 +211,111 @@ private:
 namespace detail {
 
 #if KEYPLACE_DETAIL_DEFINE
+/// A distinct address per key hash type: two strategies hash keys alike when their tags match.
+template <class H>
+inline constexpr char key_hash_tag = 0;
+
+/// One side of a movement between two placements, taken from its strategy in one visit, so the
+/// movement needs no visit over every pair of strategies: the strategy's nodes (id and weight),
+/// its ownership, its key hash and its exact regions where it has them.
+struct movement_side {
+    struct member {
+        std::string id;
+        double weight = 0;
+    };
+    using regions_variant = std::variant<std::monostate, residue_regions, arc_regions<std::uint64_t>,
+                                         arc_regions<std::uint32_t>, arc_regions<std::int64_t>>;
+
+    const placement* p = nullptr;
+    const char* key_hash = nullptr;
+    std::vector<member> members;
+    ownership_report owned;
+    regions_variant regions;
+
+    // What view_of and finish_movement read of a strategy.
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return members.size(); }
+    [[nodiscard]] auto nodes() const noexcept -> std::span<const member> { return members; }
+    [[nodiscard]] auto id_at(std::uint64_t point) const -> const std::string& {
+        return members[p->pick(point).value].id;
+    }
+};
+
+inline auto movement_side_of(const placement& p) -> movement_side {
+    movement_side side;
+    side.p = &p;
+    p.visit([&](const auto& s) {
+        using S = std::remove_cvref_t<decltype(s)>;
+        side.key_hash = &key_hash_tag<typename S::key_hash>;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            side.members.push_back({s.nodes()[i].id, s.nodes()[i].weight});
+        }
+        side.owned = ownership(s);
+        if constexpr (region_strategy<S>) {
+            side.regions = s.regions();
+        }
+    });
+    return side;
+}
+
 /// Movement between the current placements of two snapshots, by node id: analysis's movement()
-/// where both hash keys alike (exact over regions where it can be), else over the sample keys
-/// "keyplace.sample.<i>" (i < analysis_sample_size), each hashed with its own strategy's key
-/// hash; the minimum then comes from the two ownerships.
+/// where both hash keys alike (exact over common regions where it can be, else over
+/// analysis_sample()), else over the sample keys "keyplace.sample.<i>" (i < analysis_sample_size),
+/// each hashed with its own strategy's key hash; the minimum then comes from the two ownerships.
+/// Each placement is visited once.
 template <class = void>  // instantiated only where used
 auto snapshot_movement_of(const snapshot& before, const snapshot& after) -> movement_report {
-    return std::visit(
-        [&](const auto& a, const auto& b) -> movement_report {
-            using A = std::remove_cvref_t<decltype(a)>;
-            using B = std::remove_cvref_t<decltype(b)>;
-            if constexpr (std::is_same_v<typename A::key_hash, typename B::key_hash>) {
-                return movement(a, b);
+    const movement_side b = movement_side_of(before.current());
+    const movement_side a = movement_side_of(after.current());
+    const auto vb = view_of(b, b.owned);
+    const auto va = view_of(a, a.owned);
+    movement_tally t{&vb, &va, {}, 0, 0};
+    if (b.key_hash != a.key_hash) {
+        std::string key;
+        for (std::size_t i = 0; i < analysis_sample_size; ++i) {
+            key = sample_key(i);
+            t.add(b.id_at(b.p->point_of(key)), a.id_at(a.p->point_of(key)), 1.0);
+        }
+        auto r = finish_movement(b, a, vb, va, t, static_cast<double>(analysis_sample_size), share_method::sampled);
+        r.keys = analysis_sample_size;
+        return r;
+    }
+    // Both hash keys alike: analysis's movement(), with its method of the minimum.
+    const auto method = b.owned.method == share_method::exact && a.owned.method == share_method::exact
+                            ? share_method::exact
+                        : b.owned.method == share_method::sampled || a.owned.method == share_method::sampled
+                            ? share_method::sampled
+                            : share_method::expected;
+    double circle = 0;
+    const bool exact = std::visit(
+        [&](const auto& rb, const auto& ra) -> bool {
+            using RB = std::remove_cvref_t<decltype(rb)>;
+            using RA = std::remove_cvref_t<decltype(ra)>;
+            if constexpr (std::is_same_v<RB, std::monostate> || std::is_same_v<RA, std::monostate>) {
+                return false;
             } else {
-                const auto ob = ownership(a);
-                const auto oa = ownership(b);
-                const auto vb = view_of(a, ob);
-                const auto va = view_of(b, oa);
-                movement_tally t{&vb, &va, {}, 0, 0};
-                std::string key;
-                for (std::size_t i = 0; i < analysis_sample_size; ++i) {
-                    key = sample_key(i);
-                    t.add(a.node(a.pick(hash_key(typename A::key_hash{}, key))).id,
-                          b.node(b.pick(hash_key(typename B::key_hash{}, key))).id, 1.0);
+                if (!refine_together(rb, ra)) {
+                    return false;
                 }
-                auto r = finish_movement(a, b, vb, va, t, static_cast<double>(analysis_sample_size),
-                                         share_method::sampled);
-                r.keys = analysis_sample_size;
-                return r;
+                for_each_common_region(rb, ra, [&](std::uint64_t point, const u128& m) {
+                    t.add(b.id_at(point), a.id_at(point), to_double(m));
+                });
+                circle = circle_of(rb);
+                return true;
             }
         },
-        before.current().strategy(), after.current().strategy());
+        b.regions, a.regions);
+    if (exact) {
+        auto r = finish_movement(b, a, vb, va, t, circle, method);
+        r.exact = true;
+        return r;
+    }
+    const auto& points = analysis_sample();
+    for (const auto point : points) {
+        t.add(b.id_at(point), a.id_at(point), 1.0);
+    }
+    auto r = finish_movement(b, a, vb, va, t, static_cast<double>(points.size()), method);
+    r.keys = points.size();
+    return r;
 }
 #endif
 

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 KEYPLACE_NAMESPACE_BEGIN
@@ -291,34 +292,38 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
 
 KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan {
     detail::plan_builder pb{&before, &after, {}, {}, {}, {}};
-    const bool done = std::visit(
-        [&](const auto& x, const auto& y) -> bool {
-            using A = std::remove_cvref_t<decltype(x)>;
-            using B = std::remove_cvref_t<decltype(y)>;
-            if constexpr (std::is_same_v<A, B> && region_strategy<A>) {
-                const auto ra = x.regions();
-                const auto rb = y.regions();
-                if (!detail::refine_together(ra, rb)) {
-                    return false;
-                }
-                if constexpr (detail::is_arc_regions<std::remove_cvref_t<decltype(ra)>>) {
-                    using P = std::remove_cvref_t<decltype(ra.points[0])>;
-                    pb.plan.space = std::is_signed_v<P> ? plan_space::tokens
-                                    : sizeof(P) == 4    ? plan_space::points32
-                                                        : plan_space::points64;
-                    detail::plan_arcs(pb, ra, rb);
-                } else {
-                    pb.plan.space = plan_space::residues;
-                    pb.plan.modulus =
-                        ra.modulus == rb.modulus ? ra.modulus : detail::common_modulus(ra.modulus, rb.modulus);
-                    detail::plan_residues(pb, pb.plan.modulus);
-                }
-                return true;
-            } else {
+    // Exact where both placements are the same region strategy: one visit of the first, and the
+    // second read as that type (no visit over every pair of strategies).
+    const bool done = before.current().visit([&](const auto& x) -> bool {
+        using A = std::remove_cvref_t<decltype(x)>;
+        if constexpr (region_strategy<A>) {
+            const A* other = std::get_if<A>(&after.current().strategy());
+            if (other == nullptr) {
                 return false;
             }
-        },
-        before.current().strategy(), after.current().strategy());
+            const A& y = *other;
+            const auto ra = x.regions();
+            const auto rb = y.regions();
+            if (!detail::refine_together(ra, rb)) {
+                return false;
+            }
+            if constexpr (detail::is_arc_regions<std::remove_cvref_t<decltype(ra)>>) {
+                using P = std::remove_cvref_t<decltype(ra.points[0])>;
+                pb.plan.space = std::is_signed_v<P> ? plan_space::tokens
+                                : sizeof(P) == 4    ? plan_space::points32
+                                                    : plan_space::points64;
+                detail::plan_arcs(pb, ra, rb);
+            } else {
+                pb.plan.space = plan_space::residues;
+                pb.plan.modulus =
+                    ra.modulus == rb.modulus ? ra.modulus : detail::common_modulus(ra.modulus, rb.modulus);
+                detail::plan_residues(pb, pb.plan.modulus);
+            }
+            return true;
+        } else {
+            return false;
+        }
+    });
     pb.plan.exact = done;
     if (!done) {
         pb.plan.space = plan_space::sampled;
