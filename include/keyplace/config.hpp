@@ -26,9 +26,19 @@
 // reader and writer, shadow compares and transfer plans) is compiled once, in the keyplace::compiled
 // library, instead of in every translation unit that calls it; lookups stay inline. Linking
 // keyplace::compiled defines it for you. Every translation unit of a program must agree: define it
-// in all of them (and link the library) or in none.
+// in all of them (and link the library) or in none. It refuses to compile with KEYPLACE_ON_ERROR
+// or without exceptions, which the library, compiled once, cannot follow.
 #if defined(KEYPLACE_COMPILED) && !defined(KEYPLACE_COMPILED_SOURCE)
 #define KEYPLACE_DETAIL_DEFINE 0  // declarations only: the definitions are in the library
+// The library was compiled with exceptions and without a handler: its throwing forms throw
+// keyplace::error. A program that reports failures otherwise would be obeyed by its own inline
+// code and not by the library's, so it is refused here rather than half obeyed.
+#if defined(KEYPLACE_ON_ERROR)
+#error "keyplace: KEYPLACE_ON_ERROR with KEYPLACE_COMPILED: keyplace::compiled reports failures by throwing keyplace::error; use the try_ forms, or the header-only library"
+#endif
+#if !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
+#error "keyplace: KEYPLACE_COMPILED without exceptions: keyplace::compiled throws keyplace::error; build without exceptions header-only"
+#endif
 #else
 #define KEYPLACE_DETAIL_DEFINE 1
 #endif
