@@ -143,13 +143,33 @@ template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
     return {};
 }
 
-/// Index of id in a list sorted by id, or the number of nodes if absent.
-[[nodiscard]] inline auto find_sorted(std::span<const node> sorted, std::string_view id) noexcept
+/// Where id goes in a list sorted by id: the index of the first node whose id is not less.
+[[nodiscard]] inline auto sorted_position(std::span<const node> sorted, std::string_view id) noexcept
     -> std::size_t {
     const auto it = std::lower_bound(sorted.begin(), sorted.end(), id,
                                      [](const node& n, std::string_view v) { return n.id < v; });
-    return (it != sorted.end() && it->id == id) ? static_cast<std::size_t>(it - sorted.begin())
-                                                : sorted.size();
+    return static_cast<std::size_t>(it - sorted.begin());
+}
+
+/// Index of id in a list sorted by id, or the number of nodes if absent.
+[[nodiscard]] inline auto find_sorted(std::span<const node> sorted, std::string_view id) noexcept
+    -> std::size_t {
+    const std::size_t k = sorted_position(sorted, id);
+    return k < sorted.size() && sorted[k].id == id ? k : sorted.size();
+}
+
+/// out becomes the list sorted by id with n inserted in its place (n's id is not in it), as a
+/// derivation's with() needs; returns n's index.
+template <class Vector>
+auto insert_sorted(Vector& out, std::span<const node> sorted, const node& n) -> std::size_t {
+    const std::size_t k = sorted_position(sorted, n.id);
+    const auto at = sorted.begin() + static_cast<std::ptrdiff_t>(k);
+    out.clear();
+    out.reserve(sorted.size() + 1);
+    out.insert(out.end(), sorted.begin(), at);
+    out.push_back(n);
+    out.insert(out.end(), at, sorted.end());
+    return k;
 }
 
 }  // namespace detail

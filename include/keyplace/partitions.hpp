@@ -1308,11 +1308,8 @@ private:
     }
 
     auto assign_with(const basic_partitions& from, const keyplace::node& m) -> detail::failure {
-        lazy_vector<keyplace::node> sorted(from.nodes_.begin(), from.nodes_.end());
-        const auto at = std::lower_bound(sorted.begin(), sorted.end(), m.id,
-                                         [](const keyplace::node& a, const std::string& id) { return a.id < id; });
-        const auto k = static_cast<std::uint32_t>(at - sorted.begin());
-        sorted.insert(at, m);
+        lazy_vector<keyplace::node> sorted;
+        const auto k = static_cast<std::uint32_t>(detail::insert_sorted(sorted, from.nodes_, m));
         return rebalance(std::move(sorted), from.config_, from.remapped([k](std::uint32_t i) { return i >= k ? i + 1 : i; }),
                          &from);
     }

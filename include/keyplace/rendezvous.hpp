@@ -275,11 +275,7 @@ private:
         if (auto f = detail::quantize_weight(n, q)) {
             return f;
         }
-        const auto at = std::lower_bound(from.nodes_.begin(), from.nodes_.end(), n.id,
-                                         [](const keyplace::node& a, const std::string& id) { return a.id < id; });
-        const auto k = static_cast<std::size_t>(at - from.nodes_.begin());
-        this->nodes_ = from.nodes_;
-        this->nodes_.insert(this->nodes_.begin() + static_cast<std::ptrdiff_t>(k), n);
+        const std::size_t k = detail::insert_sorted(this->nodes_, from.nodes_, n);
         scorer_ = from.scorer_;
         scorer_.insert(k, n.id, q);
         return {};

@@ -166,14 +166,8 @@ private:
         std::vector<point_type> fresh(count);
         Traits::derive_points(n, fresh);
         std::sort(fresh.begin(), fresh.end());
-        const auto at = std::lower_bound(from.nodes_.begin(), from.nodes_.end(), n.id,
-                                         [](const node& a, const std::string& id) { return a.id < id; });
-        const auto k = static_cast<std::uint32_t>(at - from.nodes_.begin());
+        const auto k = static_cast<std::uint32_t>(detail::insert_sorted(this->nodes_, from.nodes_, n));
         this->engine_.assign_merged(from.engine_, fresh, k);
-        this->nodes_.reserve(from.nodes_.size() + 1);
-        this->nodes_.assign(from.nodes_.begin(), at);
-        this->nodes_.push_back(n);
-        this->nodes_.insert(this->nodes_.end(), at, from.nodes_.end());
         this->config_ = from.config_;
         return {};
     }
