@@ -5,29 +5,15 @@
 #ifndef KEYPLACE_SNAPSHOT_HPP_INCLUDED
 #define KEYPLACE_SNAPSHOT_HPP_INCLUDED
 
-#include <keyplace/anchor.hpp>
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/xxhash.hpp>
 #include <keyplace/error.hpp>
-#include <keyplace/jump.hpp>
-#include <keyplace/jumpback.hpp>
-#include <keyplace/maglev.hpp>
-#include <keyplace/memento.hpp>
-#include <keyplace/modulo.hpp>
-#include <keyplace/multiprobe.hpp>
 #include <keyplace/node.hpp>
-#include <keyplace/partitions.hpp>
-#include <keyplace/rendezvous.hpp>
 #include <keyplace/replicas.hpp>
-#include <keyplace/ring.hpp>
 #include <keyplace/snapshot_description.hpp>
+#include <keyplace/snapshot_strategies.hpp>
 #include <keyplace/strategy_table.hpp>
-#include <keyplace/compat/cassandra.hpp>
-#include <keyplace/compat/envoy.hpp>
-#include <keyplace/compat/ketama.hpp>
-#include <keyplace/compat/point_ring.hpp>
-#include <keyplace/compat/redis.hpp>
 #include <keyplace/version.hpp>
 
 #include <algorithm>
@@ -149,11 +135,8 @@ inline constexpr bool is_arc_regions<arc_regions<P>> = true;
 /// const and safe from any number of threads.
 class placement {
 public:
-    using strategy_variant =
-        std::variant<ring, rendezvous, jump, jump_guava, maglev, modulo, compat::envoy_ring_hash, compat::envoy_maglev,
-                     compat::ketama_ring<compat::md5_ketama>, compat::ketama_ring<compat::one_at_a_time>,
-                     compat::cassandra_ring, compat::redis_cluster, partitions, compat::point_ring<std::uint64_t, xxh3>,
-                     multiprobe, jumpback, anchor, memento>;
+    /// One alternative per engine type a row of the strategy table builds (snapshot_strategies.hpp).
+    using strategy_variant = detail::bind::variant_of<detail::bind::snapshot_strategies>::type;
 
     /// The built strategy: visit(f) calls f(const S&) with it, for lookups at full speed.
     template <class F>
@@ -405,15 +388,6 @@ private:
     static auto check_header(const snapshot_description& d) -> detail::failure;
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
                          const placement* from = nullptr) const -> detail::failure;
-    auto build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
-                          const placement* from, std::optional<placement::strategy_variant>& built) const
-        -> detail::failure;
-    template <class S>
-    auto build_buckets(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
-                       const placement* from, std::optional<placement::strategy_variant>& built) const
-        -> detail::failure;
-    static auto engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
-                               std::string_view otherwise) -> detail::failure;
     /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
     /// contract 1, which left the location block out (README, "Fingerprint").
     auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
@@ -439,9 +413,6 @@ private:
 #if KEYPLACE_DETAIL_DEFINE
 
 namespace detail {
-
-/// The strategy member a snapshot node becomes.
-inline auto as_node(const snapshot_node& n) -> node { return node{n.id, n.weight, n.where}; }
 
 /// Replica placement of S, type-erased for placement::copies.
 template <class S>
@@ -541,18 +512,15 @@ void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t
 
 // The strategy table states each engine (a row that disagrees with its engine does not compile),
 // and its defaults are the engines' configuration defaults.
-static_assert(row_states<ring>("ring") && row_states<rendezvous>("rendezvous") && row_states<jump>("jump") &&
-              row_states<jump_guava>("jump-guava") && row_states<maglev>("maglev") && row_states<modulo>("modulo") &&
-              row_states<compat::envoy_ring_hash>("envoy-ring") && row_states<compat::envoy_maglev>("envoy-maglev") &&
-              row_states<compat::ketama_ring<compat::md5_ketama>>("ketama") &&
-              row_states<compat::ketama_ring<compat::md5_ketama>>("ketama-spy") &&
-              row_states<compat::ketama_ring<compat::one_at_a_time>>("ketama-unweighted") &&
-              row_states<compat::ketama_ring<compat::md5_ketama>>("libketama") &&
-              row_states<compat::ketama_ring<compat::md5_ketama>>("hash-ring") &&
-              row_states<compat::cassandra_ring>("cassandra") && row_states<compat::redis_cluster>("redis") &&
-              row_states<compat::point_ring<std::uint64_t, xxh3>>("tokens") && row_states<partitions>("partitions") &&
-              row_states<multiprobe>("multiprobe") && row_states<jumpback>("jumpback") &&
-              row_states<anchor>("anchor") && row_states<memento>("memento"));
+template <class... T>
+constexpr auto row_states_all(std::string_view name, bind::types<T...>) -> bool {
+    return (row_states<T>(name) && ...);
+}
+template <class... B>
+constexpr auto rows_state_engines(bind::types<B...>) -> bool {
+    return (row_states_all(B::name, typename B::built{}) && ...);
+}
+static_assert(rows_state_engines(bind::snapshot_strategies{}));
 static_assert(find_strategy("anchor")->param("capacity")->number_default == anchor_config{}.capacity &&
               find_strategy("anchor")->param("capacity")->max == anchor_max_capacity &&
               find_strategy("anchor")->param("removed")->max == anchor_max_capacity - 1);
@@ -678,191 +646,6 @@ KEYPLACE_DETAIL_INLINE auto snapshot::try_successor(std::span<const std::pair<st
     return d;
 }
 
-/// A strategy build's refusal, located in the description: the node it names (plain[i] is
-/// members[i]), the parameter of the configuration field it names (anchor's, memento's and
-/// partitions' fields are named as their parameters), else `otherwise`.
-KEYPLACE_DETAIL_INLINE auto snapshot::engine_failure(detail::failure f, const std::vector<std::uint32_t>& members,
-                                     std::string_view otherwise) -> detail::failure {
-    if (f.node() && *f.node() < members.size()) {
-        return detail::error_access::renumbered(std::move(f), members[*f.node()]);
-    }
-    if (!f.where().empty()) {
-        std::string field = "strategy.params." + f.where();
-        return std::move(f).at(std::move(field));
-    }
-    return std::move(f).at(std::string(otherwise));
-}
-
-/// AnchorHash's or MementoHash's table now: the parameters' removed buckets (and AnchorHash's
-/// capacity; 0 means the nodes that own keys now or after the transition), the working buckets
-/// taken in ascending order by the nodes that own keys now, in document order. After a
-/// transition: that table without each leaving node, then with each joining node (document
-/// order), so only their keys move and a returning bucket is the last one removed.
-template <class S>
-auto snapshot::build_buckets(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
-                             const placement* from, std::optional<placement::strategy_variant>& built) const
-    -> detail::failure {
-    error_info err;
-    if (from != nullptr) {
-        // Removing or adding node i: what fails concerns node i.
-        std::optional<S> out = std::get<S>(from->strategy());
-        for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
-            const auto& n = d_.nodes[i];
-            if (n.state == node_state::leaving && !(out = out->try_without(n.id, err))) {
-                return std::move(err).at_node(i);
-            }
-        }
-        for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
-            const auto& n = d_.nodes[i];
-            if (n.state == node_state::joining && !(out = out->try_with(detail::as_node(n), err))) {
-                return std::move(err).at_node(i);
-            }
-        }
-        built.emplace(std::move(*out));
-        return {};
-    }
-    const auto& params = d_.strategy.params;
-    typename S::config_type config;
-    for (const auto b : std::get<std::vector<std::uint64_t>>(params.find("removed")->second)) {
-        config.removed.push_back(static_cast<std::uint32_t>(b));  // within 32 bits: check_strategy
-    }
-    if constexpr (std::is_same_v<S, anchor>) {
-        config.capacity = static_cast<std::uint32_t>(std::get<std::uint64_t>(params.find("capacity")->second));
-        if (config.capacity == 0) {
-            config.capacity = static_cast<std::uint32_t>(std::count_if(
-                d_.nodes.begin(), d_.nodes.end(), [](const snapshot_node& n) { return n.state != node_state::left; }));
-        }
-    }
-    auto table = S::try_build(plain, config, err);
-    if (!table) {
-        return engine_failure(std::move(err), members, "nodes");
-    }
-    built.emplace(std::move(*table));
-    return {};
-}
-
-/// The partition table: the one the nodes list (or a fresh claim when none lists any) for the
-/// placement now; after a transition, that table transitioned() to the nodes owning keys after
-/// it (one claim), so every process derives the same table.
-KEYPLACE_DETAIL_INLINE auto snapshot::build_partitions(const std::vector<std::uint32_t>& members, const std::vector<node>& plain,
-                                       const placement* from, std::optional<placement::strategy_variant>& built) const
-    -> detail::failure {
-    const auto& params = d_.strategy.params;
-    const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(params.find(n)->second); };
-    // Wider than the config's fields: refused here, in the library's words, before narrowing.
-    if (number("partitions") > max_partitions) {
-        return detail::fail(errc::invalid_partition_count, "partition count " + std::to_string(number("partitions")) +
-                                                               " is outside 1.." + std::to_string(max_partitions))
-            .at("strategy.params.partitions");
-    }
-    if (number("replicas") > max_partition_replicas) {
-        return detail::fail(errc::invalid_replica_count, "replica count " + std::to_string(number("replicas")) +
-                                                             " is outside 1.." + std::to_string(max_partition_replicas))
-            .at("strategy.params.replicas");
-    }
-    partitions_config config;
-    config.partitions = static_cast<std::uint32_t>(number("partitions"));
-    config.replicas = static_cast<std::uint32_t>(number("replicas"));
-    config.spread = *parse_failure_domain(std::get<std::string>(params.find("spread")->second));
-    // Not stated: contract 1 (a document written before contract 2; fill_defaults leaves it out).
-    const auto contract = params.find("contract");
-    config.contract = contract == params.end() ? 1U : static_cast<std::uint32_t>(std::get<std::uint64_t>(contract->second));
-    error_info err;
-    if (from != nullptr) {
-        auto table = std::get<partitions>(from->strategy()).try_transitioned(plain, err);
-        if (!table) {
-            return engine_failure(std::move(err), members, "nodes");
-        }
-        built.emplace(std::move(*table));
-        return {};
-    }
-    bool listed = false;
-    for (const auto& n : d_.nodes) {
-        listed = listed || !n.partitions.empty();
-    }
-    if (!listed) {
-        auto fresh = partitions::try_build(plain, config, err);
-        if (!fresh) {
-            return engine_failure(std::move(err), members, "nodes");
-        }
-        built.emplace(std::move(*fresh));
-        return {};
-    }
-    std::vector<node> sorted;
-    if (auto f = detail::sorted_membership(plain, sorted)) {
-        return engine_failure(std::move(f), members, "nodes");
-    }
-    constexpr std::uint32_t unset = 0xffffffffU;
-    const std::size_t slots = std::size_t{config.partitions} * config.replicas;
-    std::vector<std::uint32_t> owner(slots, unset);
-    for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
-        const auto& n = d_.nodes[i];
-        if (n.partitions.empty()) {
-            continue;
-        }
-        const std::size_t at = detail::find_sorted(sorted, n.id);
-        if (at == sorted.size()) {
-            return detail::fail(errc::invalid_partition_table, "node " + detail::quote(n.id) + " is " +
-                                                                   std::string(to_string(n.state)) +
-                                                                   " and so holds no partition now")
-                .at_node(i, "partitions");
-        }
-        for (std::size_t k = 0; k < n.partitions.size(); ++k) {
-            const auto& span = n.partitions[k];
-            if (span.first > span.last || span.last >= config.partitions || span.rank >= config.replicas) {
-                return detail::fail(errc::invalid_partition_table,
-                                    "node " + detail::quote(n.id) + ": partitions " + std::to_string(span.first) + "-" +
-                                        std::to_string(span.last) + " at rank " + std::to_string(span.rank) +
-                                        " are not within 0-" + std::to_string(config.partitions - 1) + " at ranks 0-" +
-                                        std::to_string(config.replicas - 1))
-                    .at_node(i, "partitions[" + std::to_string(k) + "]");
-            }
-            // span.last < config.partitions <= 2^20 (checked above): q indexes on 32-bit targets too.
-            for (auto q = static_cast<std::size_t>(span.first); q <= span.last; ++q) {
-                auto& o = owner[q * config.replicas + span.rank];
-                if (o != unset) {
-                    return detail::fail(errc::invalid_partition_table,
-                                        "partition " + std::to_string(q) + " rank " + std::to_string(span.rank) +
-                                            " is held by both " + detail::quote(sorted[o].id) + " and " +
-                                            detail::quote(n.id))
-                        .at_node(i, "partitions[" + std::to_string(k) + "]");
-                }
-                o = static_cast<std::uint32_t>(at);
-            }
-        }
-    }
-    std::vector<node_index> table(slots);
-    for (std::size_t k = 0; k < slots; ++k) {
-        if (owner[k] == unset) {
-            return detail::fail(errc::invalid_partition_table, "partition " + std::to_string(k / config.replicas) +
-                                                                   " rank " + std::to_string(k % config.replicas) +
-                                                                   " is held by no node")
-                .at("nodes");
-        }
-        table[k] = node_index{owner[k]};
-    }
-    auto given = partitions::try_from_table(sorted, config, table, err);
-    if (!given) {
-        // Its input is sorted: its node is one in id order.
-        return engine_failure(detail::in_input_order(std::move(err), plain), members, "nodes");
-    }
-    // A table whose slot counts its own weights would change is not the placement the document
-    // describes: a weight changed by hand, which only a claim from the old table applies
-    // (successor(weights)). Owner counts are the contract-1 document's own (the digest vectors
-    // list tables whose owners a claim would balance otherwise).
-    if (const auto gap = given->off_quota(); gap && !gap->owners) {
-        const auto& n = given->node(gap->node);
-        return detail::fail(errc::invalid_partition_table,
-                            "node " + detail::quote(n.id) + " holds " + std::to_string(gap->held) +
-                                " partition slots where its weight " +
-                                detail::format_weight(n.weight) + " gives it " + std::to_string(gap->quota) +
-                                ": a weight change moves partitions; derive the next epoch with the new weights")
-            .at_node(static_cast<std::size_t>(find(n.id) - d_.nodes.data()));
-    }
-    built.emplace(std::move(*given));
-    return {};
-}
-
 KEYPLACE_DETAIL_INLINE auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
     if (!detail::snapshot_format_minor(d.format)) {
         return detail::fail(errc::invalid_document, "format " + detail::quote(d.format) +
@@ -893,153 +676,24 @@ KEYPLACE_DETAIL_INLINE auto snapshot::check_header(const snapshot_description& d
 KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
                                       std::shared_ptr<const placement>& out, const placement* from) const
     -> detail::failure {
-    const auto& spec = d_.strategy;
-    const auto number = [&](std::string_view n) { return std::get<std::uint64_t>(spec.params.find(n)->second); };
-    const auto name = [&](std::string_view n) -> const std::string& {
-        return std::get<std::string>(spec.params.find(n)->second);
-    };
-    const std::string_view sname = spec.name;
-    const strategy_row& row = *find_strategy(sname);
-    bool any_slots = false;
+    const strategy_row& row = *find_strategy(d_.strategy.name);
     std::vector<node> plain;
     for (const auto m : members) {
-        any_slots = any_slots || !d_.nodes[m].slots.empty();
         plain.push_back(detail::as_node(d_.nodes[m]));
     }
-    error_info err;
-    std::optional<variant> built;
-    // Where an engine's refusal is when it names neither a node nor a parameter: the parameter
-    // this strategy's engine takes, or the membership.
-    std::string_view otherwise = "nodes";
     // Strategy node i is members[i], except in a bucket table derived from the one now (its nodes
     // are in bucket order): found by id as in the sorted strategies.
     const bool as_given = row.order == node_order::as_given && (from == nullptr || row.encoding != state_encoding::buckets);
-    const auto take = [&](auto&& maybe) {
-        if (maybe) {
-            built.emplace(std::move(*maybe));
-        }
-    };
-    if (sname == "ring") {
-        otherwise = "strategy.params.vnodes";
-        if (number("vnodes") > 0xffffffffU) {
-            return detail::fail(errc::invalid_vnodes, "vnodes " + std::to_string(number("vnodes")) + " is outside 1.." +
-                                                          std::to_string(ring_max_points))
-                .at(std::string(otherwise));
-        }
-        take(ring::try_build(plain, ring_config{static_cast<std::uint32_t>(number("vnodes"))}, err));
-    } else if (sname == "rendezvous") {
-        take(rendezvous::try_build(plain, err));
-    } else if (sname == "jump") {
-        take(jump::try_build(plain, err));
-    } else if (sname == "jump-guava") {
-        take(jump_guava::try_build(plain, err));
-    } else if (sname == "jumpback") {
-        take(jumpback::try_build(plain, err));
-    } else if (sname == "maglev") {
-        otherwise = "strategy.params.table-size";
-        take(maglev::try_build(plain, maglev_config{number("table-size")}, err));
-    } else if (sname == "modulo") {
-        take(modulo::try_build(plain, err));
-    } else if (sname == "multiprobe") {
-        take(multiprobe::try_build(plain, multiprobe_config{static_cast<std::uint32_t>(number("probes"))}, err));
-    } else if (sname == "envoy-ring") {
-        otherwise = "strategy.params";  // the ring sizes, together
-        compat::envoy_ring_hash_config c;
-        c.min_ring_size = number("min-ring-size");
-        c.max_ring_size = number("max-ring-size");
-        c.hash_function = name("hash") == "xxh64" ? compat::envoy_hash_function::xx_hash
-                                                  : compat::envoy_hash_function::murmur_hash_2;
-        take(compat::envoy_ring_hash::try_build(plain, c, err));
-    } else if (sname == "envoy-maglev") {
-        otherwise = "strategy.params.table-size";
-        compat::envoy_maglev_config c;
-        c.table_size = number("table-size");
-        take(compat::envoy_maglev::try_build(plain, c, err));
-    } else if (sname == "cassandra") {
-        std::vector<compat::cassandra_endpoint> eps;
-        for (const auto m : members) {
-            const auto& n = d_.nodes[m];
-            eps.push_back({n.id, n.tokens, n.where.region.empty() ? "datacenter1" : n.where.region,
-                           n.where.rack.empty() ? "rack1" : n.where.rack});
-        }
-        take(compat::cassandra_ring::try_build(eps, err));
-    } else if (sname == "tokens") {
-        std::vector<ring_point<std::uint64_t>> points;
-        for (std::size_t i = 0; i < members.size(); ++i) {
-            for (const auto t : d_.nodes[members[i]].points) {
-                points.push_back({t, static_cast<std::uint32_t>(i)});
-            }
-        }
-        auto chosen = compat::point_ring<std::uint64_t, xxh3>::try_build(
-            plain, compat::given_points<std::uint64_t>(std::move(points)), err);
-        if (chosen && (err = compat::check_chosen_points(*chosen))) {
-            chosen.reset();
-        }
-        take(std::move(chosen));
-    } else if (sname == "partitions") {
-        if (auto f = build_partitions(members, plain, from, built)) {
-            return f;
-        }
-    } else if (sname == "anchor") {
-        if (auto f = build_buckets<anchor>(members, plain, from, built)) {
-            return f;
-        }
-    } else if (sname == "memento") {
-        if (auto f = build_buckets<memento>(members, plain, from, built)) {
-            return f;
-        }
-    } else if (sname == "redis") {
-        if (!any_slots) {
-            // The even split of build_even, through the fallible build.
-            std::vector<node> sorted;
-            if (auto f = detail::sorted_membership(plain, sorted)) {
-                return engine_failure(std::move(f), members, "nodes");
-            }
-            if (sorted.size() > compat::redis_slot_count) {
-                return detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots")
-                    .at("nodes");
-            }
-            std::vector<compat::slot_range> ranges;
-            const std::size_t k = sorted.size();
-            for (std::size_t i = 0; i < k; ++i) {
-                ranges.push_back({static_cast<std::uint16_t>(i * compat::redis_slot_count / k),
-                                  static_cast<std::uint16_t>((i + 1) * compat::redis_slot_count / k - 1),
-                                  sorted[i].id});
-            }
-            take(compat::redis_cluster::try_build(plain, ranges, err));
-        } else {
-            std::vector<compat::slot_range> ranges;
-            for (const auto m : members) {
-                for (const auto& r : d_.nodes[m].slots) {
-                    ranges.push_back({r.first, r.last, d_.nodes[m].id});
-                }
-            }
-            take(compat::redis_cluster::try_build(plain, ranges, err));
-        }
-    } else {  // the ketama dialects (whole weights: check_node_data)
-        std::vector<compat::ketama_server> servers;
-        for (const auto m : members) {
-            servers.push_back({d_.nodes[m].id, static_cast<std::uint64_t>(d_.nodes[m].weight)});
-        }
-        using compat::ketama_dialect;
-        if (sname == "ketama-unweighted") {
-            if (name("hash") == "one-at-a-time") {
-                take(compat::try_build_ketama<compat::one_at_a_time>(ketama_dialect::libmemcached_unweighted, servers,
-                                                                      err));
-            } else {
-                take(compat::try_build_ketama<compat::md5_ketama>(ketama_dialect::libmemcached_unweighted, servers,
-                                                                   err));
-            }
-        } else {
-            const auto dialect = sname == "ketama"      ? ketama_dialect::libmemcached_weighted
-                                 : sname == "ketama-spy" ? ketama_dialect::libmemcached_spy
-                                 : sname == "libketama"  ? ketama_dialect::libketama
-                                                         : ketama_dialect::python_hash_ring;
-            take(compat::try_build_ketama<compat::md5_ketama>(dialect, servers, err));
-        }
+    const detail::bind::build_input<variant> in{d_, members, plain, from == nullptr ? nullptr : &from->strategy()};
+    std::optional<variant> built;
+    detail::failure f;
+    // check_strategy found the row, and every row has a binding (snapshot_strategies.hpp).
+    if (!detail::bind::build_named(detail::bind::snapshot_strategies{}, row.name, in, built, f)) {
+        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(row.name) + " has no build")
+            .at("strategy.name");
     }
-    if (!built) {
-        return engine_failure(std::move(err), members, otherwise);
+    if (f) {
+        return f;
     }
     // Strategy node i -> snapshot node, and each node's rank in id order (the canonical index).
     std::vector<std::uint32_t> map(members.size());
@@ -1093,7 +747,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uin
                     p.place_ = &detail::place_copies<S>;
                 }
             } else if (rep.count > 1) {
-                rf = detail::fail(errc::invalid_argument, "strategy " + detail::quote(spec.name) +
+                rf = detail::fail(errc::invalid_argument, "strategy " + detail::quote(d_.strategy.name) +
                                                               " has no preference order: replication " +
                                                               std::to_string(rep.count) + " is not possible")
                          .at("replication");

@@ -260,6 +260,9 @@ inline auto path_key(std::string prefix, std::string_view key) -> std::string {
     return prefix;
 }
 
+/// The strategy member a snapshot node becomes.
+inline auto as_node(const snapshot_node& n) -> node { return node{n.id, n.weight, n.where}; }
+
 }  // namespace detail
 
 KEYPLACE_NAMESPACE_END

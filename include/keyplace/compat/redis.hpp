@@ -80,6 +80,27 @@ struct slot_range {
     std::string node_id;
 };
 
+/// The even split of build_even into out: node i of N in id order gets [floor(i * 16384 / N),
+/// floor((i + 1) * 16384 / N) - 1]. Fails as the node checks do, and with too_many_nodes above
+/// 16384 nodes.
+[[nodiscard]] inline auto redis_even_ranges(std::span<const keyplace::node> nodes, std::vector<slot_range>& out)
+    -> detail::failure {
+    std::vector<keyplace::node> sorted;
+    if (auto f = detail::sorted_membership(nodes, sorted)) {
+        return f;
+    }
+    if (sorted.size() > redis_slot_count) {
+        return detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots");
+    }
+    out.clear();
+    const std::size_t n = sorted.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        out.push_back({static_cast<std::uint16_t>(i * redis_slot_count / n),
+                       static_cast<std::uint16_t>((i + 1) * redis_slot_count / n - 1), sorted[i].id});
+    }
+    return {};
+}
+
 /// Redis Cluster placement: a 16384-entry slot map on the slot-table engine. pick(point) takes a
 /// slot (point mod 16384: only the low 14 bits count); locate(s, key) hashes the key to its
 /// slot as the server does. Nodes are sorted by id. A slot map has no preference order (a
@@ -103,20 +124,11 @@ public:
     /// to place keys as a live cluster does, build from its CLUSTER SLOTS ranges. Throws as
     /// build() does, and errc::too_many_nodes above 16384 nodes.
     [[nodiscard]] static auto build_even(std::span<const keyplace::node> nodes) -> basic_redis_cluster {
-        std::vector<keyplace::node> sorted;
-        if (auto f = detail::sorted_membership(nodes, sorted)) {
+        std::vector<slot_range> ranges;
+        if (auto f = redis_even_ranges(nodes, ranges)) {
             detail::raise(f);
         }
-        if (sorted.size() > redis_slot_count) {
-            detail::raise(detail::fail(errc::too_many_nodes, std::to_string(sorted.size()) + " nodes for 16384 slots"));
-        }
-        std::vector<slot_range> ranges;
-        const std::size_t n = sorted.size();
-        for (std::size_t i = 0; i < n; ++i) {
-            ranges.push_back({static_cast<std::uint16_t>(i * redis_slot_count / n),
-                              static_cast<std::uint16_t>((i + 1) * redis_slot_count / n - 1), sorted[i].id});
-        }
-        return basic_redis_cluster::build(sorted, ranges);
+        return basic_redis_cluster::build(nodes, ranges);
     }
 
     auto pick_n(std::uint64_t, std::span<node_index>) const noexcept -> std::size_t = delete;
