@@ -62,6 +62,8 @@ TEST_CASE("error: codes, category and exceptions", "[error]") {
         CHECK(keyplace::error_category().message(v) != "unknown keyplace error");
     }
     CHECK(keyplace::error_category().message(99) == "unknown keyplace error");
+    CHECK(std::error_code(errc::out_of_memory).message() == "out of memory");
+    CHECK(static_cast<int>(errc::out_of_memory) == 49);
     const keyplace::error e(errc::unknown_id, "node id 'x' is not a member");
     CHECK(e.code() == errc::unknown_id);
     CHECK(std::string(e.what()) == "node id 'x' is not a member");

@@ -22,6 +22,7 @@
 #include <istream>
 #include <map>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -74,6 +75,9 @@ inline auto load_snapshot_file(const std::string& path) -> std::shared_ptr<const
     const std::string text = read_file(path, "snapshot", keyplace::max_document_size);
     keyplace::error_info err;
     auto s = keyplace::try_load_snapshot_json(text, err);
+    if (!s && err.code() == keyplace::errc::out_of_memory) {
+        throw std::bad_alloc();  // reported as every command's out of memory is
+    }
     if (!s) {
         input_error(quote(path) + ": " + err.message());
     }

@@ -61,6 +61,7 @@ enum class errc : int {
     invalid_partition_table = 37,  ///< a partition table of the wrong size, naming a non-member or a node twice
     invalid_override = 47,      ///< a snapshot override with an empty, over-long or repeated key, or too many
     invalid_name = 48,          ///< a name (id, location part, cluster, client id) outside the name grammar
+    out_of_memory = 49,         ///< an allocation failed inside a try_ form that reports it (the JSON reader)
 };
 
 namespace detail {
@@ -107,6 +108,7 @@ public:
             case errc::invalid_partition_table: return "invalid partition table";
             case errc::invalid_override: return "invalid key override";
             case errc::invalid_name: return "invalid name";
+            case errc::out_of_memory: return "out of memory";
         }
         return "unknown keyplace error";
     }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <new>
 #include <memory>
 #include <optional>
 #include <set>
@@ -945,7 +946,10 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
     try {
         return f();
-    } catch (const std::exception& e) {  // out of memory, or anything nlohmann might still throw
+    } catch (const std::bad_alloc&) {  // the document is not at fault: say what ran out
+        err = fail(errc::out_of_memory, "$: out of memory reading the document or building its placement");
+        return std::nullopt;
+    } catch (const std::exception& e) {  // anything nlohmann might still throw
         err = fail(errc::invalid_document, std::string("$: ") + e.what());
         return std::nullopt;
     }
