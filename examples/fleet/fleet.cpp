@@ -299,14 +299,14 @@ struct universe {
 // ":port").
 constexpr std::size_t initial_servers = 3;
 
+// The strategy's row with its defaults (bounded is the ring's); a table of fixed capacity
+// (AnchorHash) has room for every server the run starts.
 auto strategy_of(const std::string& s) -> kp::strategy_spec {
-    if (s == "ring" || s == "bounded") {
-        return {.name = "ring", .params = {{"vnodes", std::uint64_t{160}}}};
+    kp::strategy_spec spec{.name = s == "bounded" ? "ring" : s, .params = {}};
+    if (kp::find_strategy(spec.name)->param("capacity") != nullptr) {
+        spec.params.emplace("capacity", std::uint64_t{initial_servers + 1});
     }
-    if (s == "maglev") {
-        return {.name = "maglev", .params = {{"table-size", std::uint64_t{65537}}}};
-    }
-    return {.name = s, .params = {}};
+    return spec;
 }
 
 auto server_of(const kp::snapshot_node& n) -> std::size_t { return static_cast<std::size_t>(std::stoul(n.id.substr(3))); }
@@ -318,7 +318,9 @@ struct event {
 };
 
 auto events_for(const std::string& strategy) -> std::vector<event> {
-    const std::size_t leaver = strategy == "jump" ? 3 : 1;  // jump removes only the last node
+    // A strategy of numbered buckets that only grows (jump) removes only the last node.
+    const bool append_only = kp::find_strategy(strategy_of(strategy).name)->derives == kp::derivation::append_only;
+    const std::size_t leaver = append_only ? 3 : 1;
     return {{"join", 3, true}, {"leave", leaver, false}, {"rejoin", leaver, true}};
 }
 
@@ -413,40 +415,21 @@ auto make_plan(const std::string& cluster, const universe& u, const std::vector<
     return p;
 }
 
-// The kept fractions of one change: request-weighted over the universe, and key-weighted from
-// keyplace's movement() between the two placements (both exact over the universe's keys).
+// The kept fractions of one change, exact over the universe: request-weighted and key-weighted,
+// from the owner tables of the two placements (every strategy alike, bounded loads included).
 struct kept {
     double requests = 0;
     double keys = 0;
 };
 
-auto kept_between(const kp::placement& a, const kp::placement& b, const std::vector<std::uint8_t>& ta,
-                  const std::vector<std::uint8_t>& tb, const universe& u, bool bounded) -> kept {
+auto kept_between(const std::vector<std::uint8_t>& ta, const std::vector<std::uint8_t>& tb, const universe& u) -> kept {
     kept k;
+    std::size_t same = 0;
     for (std::size_t i = 0; i < ta.size(); ++i) {
         k.requests += ta[i] == tb[i] ? u.weight[i] : 0.0;
+        same += ta[i] == tb[i] ? 1 : 0;
     }
-    if (bounded) {
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < ta.size(); ++i) {
-            same += ta[i] == tb[i] ? 1 : 0;
-        }
-        k.keys = static_cast<double>(same) / static_cast<double>(ta.size());
-        return k;
-    }
-    a.visit([&](const auto& sa) {
-        using S = std::decay_t<decltype(sa)>;
-        if constexpr (std::is_same_v<S, kp::ring> || std::is_same_v<S, kp::rendezvous> ||
-                      std::is_same_v<S, kp::jump> || std::is_same_v<S, kp::maglev> ||
-                      std::is_same_v<S, kp::modulo> || std::is_same_v<S, kp::compat::ketama>) {
-            const auto& sb = std::get<S>(b.strategy());
-            std::vector<std::uint64_t> points(u.names.size());
-            for (std::size_t i = 0; i < points.size(); ++i) {
-                points[i] = a.point_of(u.names[i]);
-            }
-            k.keys = 1.0 - kp::movement(sa, sb, points).moved;
-        }
-    });
+    k.keys = static_cast<double>(same) / static_cast<double>(ta.size());
     return k;
 }
 
@@ -683,9 +666,7 @@ auto run_arm(const options& o, fleet& f, const universe& u, const std::vector<st
                 f.flush(ev.server);
             }
             (void)pub.publish(p.snaps[2 * e + 2]);  // the transition completes
-            res.predicted[ev.name] = kept_between(p.snaps[2 * e]->current(), p.snaps[2 * e + 2]->current(),
-                                                  p.tables[2 * e].now, p.tables[2 * e + 2].now, u,
-                                                  strategy == "bounded");
+            res.predicted[ev.name] = kept_between(p.tables[2 * e].now, p.tables[2 * e + 2].now, u);
         }
         run_windows(ev.name, o.phase);
     }

@@ -9,7 +9,9 @@ import sys
 import tempfile
 
 fleet = sys.argv[1]
-strategies = "modulo, ring, rendezvous, jump, maglev, ketama, bounded"
+# Every strategy whose nodes take no data of their own (README, "A real cache fleet"), then bounded.
+strategies = ("ring, rendezvous, jump, jump-guava, jumpback, maglev, modulo, envoy-ring, envoy-maglev, ketama, "
+              "ketama-spy, ketama-unweighted, libketama, hash-ring, multiprobe, anchor, memento, bounded")
 cases = [
     (["--bogus"], 2, "unknown option '--bogus' (--help lists them)"),
     (["--alphas", "2x"], 2, "--alphas '2x': expected a number in 0.10..3.00"),

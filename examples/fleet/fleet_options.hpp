@@ -6,6 +6,8 @@
 
 #include "args.hpp"
 
+#include <keyplace/strategy_table.hpp>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
@@ -104,7 +106,18 @@ void check_distinct(const std::string& opt, const std::vector<std::string_view>&
     }
 }
 
-inline const std::vector<std::string> all_strategies{"modulo", "ring", "rendezvous", "jump", "maglev", "ketama", "bounded"};
+// Every strategy the fleet can place its servers with: each strategy-table row whose nodes need no
+// data of their own (the servers are names), then "bounded" (the ring with bounded loads).
+inline const std::vector<std::string> all_strategies = [] {
+    std::vector<std::string> out;
+    for (const auto& row : keyplace::strategy_table) {
+        if (row.per_node == keyplace::node_data::none) {
+            out.emplace_back(row.name);
+        }
+    }
+    out.emplace_back("bounded");
+    return out;
+}();
 inline const std::vector<std::string> all_rules{"none", "write-set", "flush"};
 
 inline auto parse_names(const std::string& opt, std::string_view v, const std::vector<std::string>& allowed)
@@ -153,7 +166,9 @@ struct option_spec {
 
 inline auto option_table() -> const std::vector<option_spec>& {
     static const std::vector<option_spec> table{
-        {"strategies", "LIST", "modulo,ring,rendezvous,jump,maglev,ketama,bounded (default: all)",
+        {"strategies", "LIST",
+         "any strategy-table row whose nodes take no data of their own, or bounded (default: "
+         "modulo,ring,rendezvous,jump,maglev,ketama,bounded)",
          [](options& o, std::string_view v) { o.strategies = parse_names("strategies", v, all_strategies); }},
         {"rules", "LIST", "transition rules none,write-set,flush (default: all)",
          [](options& o, std::string_view v) { o.rules = parse_names("rules", v, all_rules); }},
