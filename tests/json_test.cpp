@@ -796,7 +796,7 @@ TEST_CASE("json: ids that are not unique, empty or too long are refused", "[json
     refused(j, errc::duplicate_id, "nodes[3].id");
     error_info err;
     CHECK_FALSE(keyplace::read_description_json(text(j), err));
-    CHECK(err.message() == "nodes[3].id: 'a' is also the id of nodes[0]");
+    CHECK(err.message() == "nodes[3].id: node id 'a' is also the id of nodes[0]");
     // A tombstone keeps its id.
     j["nodes"][3]["state"] = "left";
     refused(j, errc::duplicate_id, "nodes[3].id");
@@ -1301,6 +1301,10 @@ TEST_CASE("json: every build refusal is located where the check fails, for C++ a
     d = three();
     d.nodes.push_back({"n0"});
     located(d, errc::duplicate_id, "nodes[3].id", 3);  // the second of the two
+    d = three();  // the first repeat in the list's order, whichever id sorts first
+    d.nodes.push_back({"n2"});
+    d.nodes.push_back({"n0"});
+    located(d, errc::duplicate_id, "nodes[3].id", 3);
     // The whole membership.
     d = three();
     for (auto& n : d.nodes) {
@@ -1317,7 +1321,7 @@ TEST_CASE("json: every build refusal is located where the check fails, for C++ a
     d.overrides = {{std::string(1025, 'x'), "n0"}};
     located(d, errc::invalid_override, "overrides[0]");
     d.overrides = {{"k", "n0"}, {"j", "n1"}, {"k", "n2"}};
-    located(d, errc::invalid_override, "overrides[2]", std::nullopt, false);  // the reader refuses it first
+    located(d, errc::invalid_override, "overrides[2].key");  // one check: the reader's and the builder's
     d.overrides.clear();
     d.nodes[0].state = node_state::joining;
     d.overrides = {{"k", "n2"}};

@@ -293,7 +293,7 @@ TEST_CASE("snapshot: every bad description is refused with the value named", "[s
     d = base;
     d.nodes[2].id = "n0";
     d.nodes[2].state = node_state::left;  // a tombstone keeps its id: no one else may use it
-    refuse(d, errc::duplicate_id, "node id 'n0' appears more than once");
+    refuse(d, errc::duplicate_id, "node id 'n0' is also the id of nodes[0]");
     d = base;
     d.nodes[0].id = "";
     refuse(d, errc::empty_id, "node id is empty");
@@ -1013,7 +1013,10 @@ TEST_CASE("overrides: every bad override is refused with the value named, and no
     d.overrides = {{std::string("k\xff\x7f\x01", 4), "n1"}};
     refuse(d, errc::invalid_override, "override of key 'k\\xff\\x7f\\x01': the key is not UTF-8 (byte 1)");
     d.overrides = {{"k", "n1"}, {"j", "n0"}, {"k", "n2"}};
-    refuse(d, errc::invalid_override, "override key 'k' appears more than once");
+    refuse(d, errc::invalid_override, "override key 'k' is also the key of overrides[0]");
+    // The first repeat in the list's order, naming the earlier one (one check, reader and builder).
+    d.overrides = {{"b", "n1"}, {"a", "n0"}, {"a", "n2"}, {"b", "n2"}};
+    refuse(d, errc::invalid_override, "override key 'a' is also the key of overrides[1]");
     d.overrides.clear();
     for (std::size_t i = 0; i <= keyplace::max_overrides; ++i) {
         d.overrides.push_back({"k" + std::to_string(i), "n0"});

@@ -32,7 +32,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -673,8 +672,6 @@ private:
         }
         out.clear();
         out.reserve(list->items.size());
-        std::unordered_map<std::string_view, std::size_t> seen;
-        seen.reserve(list->items.size());
         for (std::size_t i = 0; i < list->items.size(); ++i) {
             const path p = at[i];
             const value& n = list->items[i];
@@ -685,14 +682,10 @@ private:
             if (auto f = node(n, p, node_out)) {
                 return f;
             }
-            const auto [it, fresh] = seen.emplace(find(n, "id")->text, i);
-            if (!fresh) {
-                return bad(errc::duplicate_id, p / "id",
-                           quote(node_out.id) + " is also the id of nodes[" + std::to_string(it->second) + "]");
-            }
             out.push_back(std::move(node_out));
         }
-        return {};
+        std::vector<std::uint32_t> order;
+        return checked(check_unique_ids(out, order));
     }
 
     auto node(const value& n, const path& at, snapshot_node& out) -> failure {
@@ -869,7 +862,6 @@ private:
                                                        " overrides; a snapshot holds at most " +
                                                        std::to_string(max_overrides));
         }
-        std::unordered_map<std::string_view, std::size_t> seen;
         for (std::size_t i = 0; i < list->items.size(); ++i) {
             const path p = at[i];
             const value& o = list->items[i];
@@ -890,14 +882,9 @@ private:
             if (auto f = check_name(name_kind::node_id, entry.node)) {
                 return bad(f.code(), p / "node", f.message());
             }
-            const auto [it, fresh] = seen.emplace(find(o, "key")->text, i);
-            if (!fresh) {
-                return bad(errc::invalid_override, p / "key",
-                           quote(entry.key) + " is also the key of overrides[" + std::to_string(it->second) + "]");
-            }
             out.push_back(std::move(entry));
         }
-        return {};
+        return checked(check_unique_override_keys(out));
     }
 
     auto metadata(const value& doc, const path& at, snapshot_metadata& out) -> failure {

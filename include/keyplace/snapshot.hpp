@@ -922,18 +922,8 @@ KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
                 .at(at);
         }
     }
-    // The second of two overrides with one key (in the description's order) is where the error is.
-    std::vector<std::size_t> by_key(list.size());
-    for (std::size_t i = 0; i < by_key.size(); ++i) {
-        by_key[i] = i;
-    }
-    std::sort(by_key.begin(), by_key.end(), [&](std::size_t a, std::size_t b) { return list[a].key < list[b].key; });
-    for (std::size_t k = 1; k < by_key.size(); ++k) {
-        if (list[by_key[k - 1]].key == list[by_key[k]].key) {
-            return detail::fail(errc::invalid_override, "override key " + detail::quote(list[by_key[k]].key) +
-                                                            " appears more than once")
-                .at("overrides[" + std::to_string(std::max(by_key[k - 1], by_key[k])) + "]");
-        }
+    if (auto f = detail::check_unique_override_keys(list)) {
+        return f;
     }
     std::sort(list.begin(), list.end(), [](const key_override& a, const key_override& b) { return a.key < b.key; });
     if (list.empty()) {
@@ -1011,20 +1001,8 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
             return f;  // where() names the node's field
         }
     }
-    id_order_.resize(d_.nodes.size());
-    for (std::size_t i = 0; i < id_order_.size(); ++i) {
-        id_order_[i] = static_cast<std::uint32_t>(i);
-    }
-    std::sort(id_order_.begin(), id_order_.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return d_.nodes[a].id < d_.nodes[b].id; });
-    // The second of two nodes with one id (in the description's order) is where the error is.
-    for (std::size_t k = 1; k < id_order_.size(); ++k) {
-        const auto a = id_order_[k - 1];
-        const auto b = id_order_[k];
-        if (d_.nodes[a].id == d_.nodes[b].id) {
-            return detail::fail(errc::duplicate_id, "node id " + detail::quote(d_.nodes[a].id) + " appears more than once")
-                .at_node(std::max(a, b), "id");
-        }
+    if (auto f = detail::check_unique_ids(d_.nodes, id_order_)) {
+        return f;
     }
     std::vector<std::uint32_t> now;
     std::vector<std::uint32_t> after;

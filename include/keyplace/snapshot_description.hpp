@@ -10,11 +10,14 @@
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -258,6 +261,56 @@ inline auto snapshot_format_minor(std::string_view format) -> std::optional<std:
 inline auto path_key(std::string prefix, std::string_view key) -> std::string {
     append_key(prefix, key);
     return prefix;
+}
+
+/// The first item of a list, in its order, whose key an earlier item has, and that earlier one:
+/// {later, first}, or nothing. order becomes the indices sorted by key (equal keys by index).
+template <class Key>
+[[nodiscard]] auto first_repeat(std::size_t count, Key&& key, std::vector<std::uint32_t>& order)
+    -> std::optional<std::pair<std::size_t, std::size_t>> {
+    order.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        order[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
+    std::optional<std::pair<std::size_t, std::size_t>> out;
+    for (std::size_t k = 1; k < count; ++k) {
+        const std::uint32_t b = order[k];
+        // b is the second of its key's run: the run's first is order[k - 1].
+        if (key(order[k - 1]) == key(b) && (k < 2 || key(order[k - 2]) != key(b)) && (!out || b < out->first)) {
+            out.emplace(b, order[k - 1]);
+        }
+    }
+    return out;
+}
+
+/// The one check that a description's node ids are unique (whatever the state: a tombstone keeps
+/// its id), for the document reader and the snapshot builder: order becomes the node indices in
+/// id order. The first node, in the description's order, whose id an earlier node has is where
+/// the error is (duplicate_id, "nodes[i].id").
+[[nodiscard]] inline auto check_unique_ids(std::span<const snapshot_node> nodes, std::vector<std::uint32_t>& order)
+    -> failure {
+    const auto repeat = first_repeat(nodes.size(), [&](std::size_t i) -> const std::string& { return nodes[i].id; }, order);
+    if (!repeat) {
+        return {};
+    }
+    return fail(errc::duplicate_id, "node id " + quote(nodes[repeat->first].id) + " is also the id of nodes[" +
+                                        std::to_string(repeat->second) + "]")
+        .at_node(repeat->first, "id");
+}
+
+/// The one check that override keys are unique, for the reader and the builder: the first
+/// override, in order, whose key an earlier one has (invalid_override, "overrides[i].key").
+[[nodiscard]] inline auto check_unique_override_keys(std::span<const key_override> list) -> failure {
+    std::vector<std::uint32_t> order;
+    const auto repeat = first_repeat(list.size(), [&](std::size_t i) -> const std::string& { return list[i].key; }, order);
+    if (!repeat) {
+        return {};
+    }
+    return fail(errc::invalid_override, "override key " + quote(list[repeat->first].key) +
+                                            " is also the key of overrides[" + std::to_string(repeat->second) + "]")
+        .at("overrides[" + std::to_string(repeat->first) + "].key");
 }
 
 /// The strategy member a snapshot node becomes.
