@@ -102,6 +102,9 @@ struct strategy_row {
     bool preference_order = true;
     /// Whether weights must be whole numbers (the ketama dialects: their point counts).
     bool whole_weights = false;
+    /// Whether its placement contract promises minimal change: a join moves keys only to the
+    /// joiner, a leave only the leaver's keys (strategy_table_test checks it for every row).
+    bool minimal_change = false;
 
     /// The parameter of this name, or nullptr.
     [[nodiscard]] constexpr auto param(std::string_view n) const noexcept -> const strategy_parameter* {
@@ -180,18 +183,19 @@ inline constexpr strategy_parameter partitions_params[] = {
 
 /// Every strategy a snapshot can hold, in the order keyplace-cli lists them.
 inline constexpr strategy_row strategy_table[] = {
-    {.name = "ring", .summary = "a consistent hash ring (Karger et al.)", .params = detail::table::ring_params},
+    {.name = "ring", .summary = "a consistent hash ring (Karger et al.)", .params = detail::table::ring_params,
+     .minimal_change = true},
     {.name = "rendezvous", .summary = "weighted rendezvous (highest random weight) hashing",
-     .encoding = state_encoding::members},
+     .encoding = state_encoding::members, .minimal_change = true},
     {.name = "jump", .summary = "jump consistent hash (Lamping and Veach): buckets in the order given",
      .order = node_order::as_given, .derives = derivation::append_only, .encoding = state_encoding::members,
-     .preference_order = false},
+     .preference_order = false, .minimal_change = true},
     {.name = "jump-guava", .summary = "jump hash in Guava 31.1's arithmetic (Hashing.consistentHash)",
      .order = node_order::as_given, .derives = derivation::append_only, .encoding = state_encoding::members,
-     .preference_order = false},
+     .preference_order = false, .minimal_change = true},
     {.name = "jumpback", .summary = "JumpBackHash (Ertl) as hash4j 0.30.0 computes it: buckets in the order given",
      .order = node_order::as_given, .derives = derivation::append_only, .encoding = state_encoding::members,
-     .preference_order = false},
+     .preference_order = false, .minimal_change = true},
     {.name = "maglev", .summary = "a Maglev lookup table (Eisenbud et al.)", .params = detail::table::maglev_params,
      .encoding = state_encoding::residues},
     {.name = "modulo", .summary = "hash mod N, the baseline", .encoding = state_encoding::residues,
@@ -210,23 +214,23 @@ inline constexpr strategy_row strategy_table[] = {
     {.name = "hash-ring", .summary = "Python's hash_ring package", .order = node_order::as_given,
      .whole_weights = true},
     {.name = "cassandra", .summary = "Cassandra's token ring (Murmur3Partitioner), each node's tokens given",
-     .per_node = node_data::tokens, .order = node_order::as_given},
+     .per_node = node_data::tokens, .order = node_order::as_given, .minimal_change = true},
     {.name = "redis", .summary = "Redis Cluster's 16384 slots, each node's slot ranges given (or split evenly)",
      .per_node = node_data::slots, .derives = derivation::none, .encoding = state_encoding::residues,
      .preference_order = false},
     {.name = "tokens", .summary = "the native ring of chosen points (allocated tokens), each node's given",
-     .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none},
+     .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none, .minimal_change = true},
     {.name = "multiprobe", .summary = "multi-probe consistent hashing (Appleton and O'Reilly), weight 1",
-     .params = detail::table::multiprobe_params, .encoding = state_encoding::members},
+     .params = detail::table::multiprobe_params, .encoding = state_encoding::members, .minimal_change = true},
     {.name = "partitions", .summary = "fixed partitions with minimal moves (Dynamo's strategy 3)",
      .params = detail::table::partitions_params, .per_node = node_data::partition_spans,
-     .encoding = state_encoding::partition_table},
+     .encoding = state_encoding::partition_table, .minimal_change = true},
     {.name = "anchor", .summary = "AnchorHash (Mendelson et al.) over a fixed capacity of buckets, weight 1",
      .params = detail::table::anchor_params, .order = node_order::as_given, .encoding = state_encoding::buckets,
-     .preference_order = false},
+     .preference_order = false, .minimal_change = true},
     {.name = "memento", .summary = "MementoHash (Coluzzi et al.): jump plus a memento of removed buckets, weight 1",
      .params = detail::table::memento_params, .order = node_order::as_given, .encoding = state_encoding::buckets,
-     .preference_order = false},
+     .preference_order = false, .minimal_change = true},
 };
 
 /// The row of a strategy name, or nullptr.

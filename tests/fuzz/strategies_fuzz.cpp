@@ -18,7 +18,7 @@
 //    their history: the same derivation twice), succeeds exactly when the build does, and
 //    leaves the original unchanged;
 //  - minimal movement where promised (README "Guarantees", DESIGN §4): ring, rendezvous,
-//    Cassandra, jump, multi-probe, AnchorHash and MementoHash move keys only to a joiner and only
+//    Cassandra, jump, JumpBackHash, multi-probe, AnchorHash and MementoHash move keys only to a joiner and only
 //    a leaver's keys (AnchorHash and MementoHash, whose state is a removal history, are checked
 //    derivation against the same derivation, not against a fresh build); ring and rendezvous
 //    move keys only to or from a node whose weight changed; exact movement() of a join or leave
@@ -33,6 +33,7 @@
 #include <keyplace/compat/ketama.hpp>
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/jump.hpp>
+#include <keyplace/jumpback.hpp>
 #include <keyplace/maglev.hpp>
 #include <keyplace/memento.hpp>
 #include <keyplace/modulo.hpp>
@@ -560,6 +561,10 @@ void fuzz_strategy(input& in) {
     const std::uint8_t which = in.byte();
     if (which >= 240) {
         fuzz_later_family(in, which);
+        return;
+    }
+    if (which >= 224) {  // JumpBackHash: bytes no committed input starts with
+        run_jump<keyplace::jumpback>(in);
         return;
     }
     switch (which % 15) {
