@@ -1,9 +1,11 @@
 // Tests of node.hpp and error.hpp: validation, id order, error codes and messages.
 #include "keyplace_catch.hpp"
 
+#include <keyplace/detail/text.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -76,4 +78,33 @@ TEST_CASE("version: one source, carried in the namespace", "[version]") {
     CHECK(keyplace::version.major == KEYPLACE_VERSION_MAJOR);
     CHECK(keyplace::version.contract == 1);
     CHECK(&keyplace::version == &keyplace::KEYPLACE_NAMESPACE::version);
+}
+
+// The one JSON writer of the reports (shadow, transfer plans, keyplace-cli's objects): commas
+// between members and items, none after a key, escaped keys and strings, numbers as
+// json_number writes them, raw text as given. Expected texts written by hand.
+TEST_CASE("text: the JSON writer places commas, keys and values", "[text]") {
+    using keyplace::detail::json_writer;
+    CHECK(json_writer().begin_object().end_object().str() == "{}");
+    CHECK(json_writer().begin_array().end_array().str() == "[]");
+    json_writer w;
+    w.begin_object()
+        .member("a", 1)
+        .member("b\"", "x\ny")
+        .member("c", true)
+        .member("d", 0.5)
+        .member("e", std::numeric_limits<double>::infinity())
+        .key("f")
+        .begin_array()
+        .write(std::int64_t{-3})
+        .begin_array()
+        .end_array()
+        .begin_object()
+        .end_object()
+        .raw("null")
+        .end_array()
+        .key("g")
+        .array(std::vector<std::string>{"p", "q"})
+        .end_object();
+    CHECK(w.str() == R"({"a":1,"b\"":"x\u000ay","c":true,"d":0.5,"e":null,"f":[-3,[],{},null],"g":["p","q"]})");
 }

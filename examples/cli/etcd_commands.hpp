@@ -202,9 +202,10 @@ inline auto etcd_current(const parsed_args& a) -> std::string {
         input_error("nothing is published to cluster " + quote(cluster));
     }
     if (a.has(json_flag.spec)) {
-        return "{\"cluster\":" + json_string(cluster) + ",\"epoch\":" + std::to_string(cur->epoch) +
-               ",\"fingerprint\":" + json_string(cur->fingerprint.hex()) +
-               ",\"mod_revision\":" + std::to_string(cur->mod_revision) + "}\n";
+        json_writer w;
+        w.begin_object().member("cluster", cluster).member("epoch", cur->epoch);
+        w.member("fingerprint", cur->fingerprint.hex()).member("mod_revision", cur->mod_revision).end_object();
+        return std::move(w).str() + "\n";
     }
     return "epoch " + std::to_string(cur->epoch) + " fingerprint " + cur->fingerprint.hex() + "\n";
 }
@@ -234,19 +235,20 @@ inline auto etcd_status(const parsed_args& a) -> std::string {
     const std::string epoch_text = cur ? std::to_string(cur->epoch) : "none";
     std::string out;
     if (a.has(json_flag.spec)) {
-        std::vector<std::string> items;
-        for (const auto& r : *reports) {
-            items.push_back("{\"id\":" + json_string(r.id) + ",\"epoch\":" + std::to_string(r.epoch) +
-                            ",\"fingerprint\":" + json_string(r.fingerprint.hex()) +
-                            ",\"library\":" + json_string(r.library) +
-                            ",\"contract\":" + std::to_string(r.contract) + "}");
+        json_writer w;
+        w.begin_object().member("cluster", cluster).key("current");
+        if (cur) {
+            w.begin_object().member("epoch", cur->epoch).member("fingerprint", cur->fingerprint.hex()).end_object();
+        } else {
+            w.raw("null");
         }
-        out = "{\"cluster\":" + json_string(cluster) + ",\"current\":" +
-              (cur ? "{\"epoch\":" + std::to_string(cur->epoch) + ",\"fingerprint\":" +
-                         json_string(cur->fingerprint.hex()) + "}"
-                   : std::string("null")) +
-              ",\"clients\":" + json_array(items) + ",\"on_current\":" + std::to_string(on_current) +
-              ",\"agree\":" + json_bool(disagreement.empty()) + "}\n";
+        w.key("clients").begin_array();
+        for (const auto& r : *reports) {
+            w.begin_object().member("id", r.id).member("epoch", r.epoch).member("fingerprint", r.fingerprint.hex());
+            w.member("library", r.library).member("contract", r.contract).end_object();
+        }
+        w.end_array().member("on_current", on_current).member("agree", disagreement.empty()).end_object();
+        out = std::move(w).str() + "\n";
     } else {
         out = "cluster " + cluster + ": current epoch " + epoch_text +
               (cur ? ", fingerprint " + cur->fingerprint.hex() : std::string()) + "\n";
@@ -328,8 +330,14 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
     o.lease_ttl = std::chrono::seconds(lease_ttl_option.get(a));
     o.on_adopt = [&](const keyplace::snapshot& s) {
         const auto at = utc_now();
-        std::string text = json ? "{\"epoch\":" + std::to_string(s.epoch()) + ",\"fingerprint\":" +
-                                      json_string(s.fingerprint().hex()) + ",\"at\":" + json_string(at) + "}\n"
+        std::string text = json ? json_writer()
+                                          .begin_object()
+                                          .member("epoch", s.epoch())
+                                          .member("fingerprint", s.fingerprint().hex())
+                                          .member("at", at)
+                                          .end_object()
+                                          .str() +
+                                      "\n"
                                 : "epoch " + std::to_string(s.epoch()) + " fingerprint " + s.fingerprint().hex() +
                                       " at " + at + "\n";
         const std::lock_guard lock(m);

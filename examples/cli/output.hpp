@@ -35,6 +35,7 @@ inline auto shortest(double v) -> std::string {
 using keyplace::detail::fixed;
 using keyplace::detail::json_number;
 using keyplace::detail::json_string;
+using keyplace::detail::json_writer;
 
 /// A fraction as a percentage with four decimals: "10.4894%".
 inline auto percent(double f) -> std::string {
@@ -47,19 +48,6 @@ inline auto hex64(std::uint64_t v) -> std::string {
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, 16);
     const std::string digits(buf, ec == std::errc{} ? end : buf);
     return std::string(16 - digits.size(), '0') + digits;
-}
-
-inline auto json_bool(bool v) -> std::string {
-    return v ? "true" : "false";
-}
-
-/// A JSON array of already-formatted values.
-inline auto json_array(const std::vector<std::string>& items) -> std::string {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        out += (i == 0 ? "" : ",") + items[i];
-    }
-    return out + "]";
 }
 
 /// Fixed-width text tables: each column padded to its widest cell, no trailing spaces.
@@ -141,7 +129,7 @@ inline auto render_replica_line(const replica_line& line, bool json) -> std::str
 
 /// The end of locate's {"replicas":[...] object: the placer's summary, if it has one.
 inline auto replica_summary_tail(const std::optional<replica_summary>& summary) -> std::string {
-    return (summary ? ",\"degraded\":" + json_bool(summary->degraded) +
+    return (summary ? ",\"degraded\":" + std::string(summary->degraded ? "true" : "false") +
                           ",\"achieved\":" + json_string(keyplace::to_string(summary->achieved))
                     : std::string()) +
            "}";
@@ -166,17 +154,16 @@ inline auto render_movement(std::string_view strategy, std::size_t before, std::
     const double ratio =
         r.minimum > 0 ? r.moved / r.minimum : (r.moved > 0 ? std::numeric_limits<double>::infinity() : 1.0);
     if (json) {
-        std::vector<std::string> flows;
+        json_writer w;
+        w.begin_object().member("strategy", strategy).member("basis", basis).member("keys", r.keys);
+        w.member("moved", r.moved).member("minimum", r.minimum).member("moved_over_minimum", ratio);
+        w.member("minimum_method", method_name(r.minimum_method)).member("fair_minimum", r.fair_minimum);
+        w.member("violations", r.violations).key("flows").begin_array();
         for (const auto& f : r.flows) {
-            flows.push_back("{\"id\":" + json_string(f.id) + ",\"inflow\":" + json_number(f.inflow) +
-                            ",\"outflow\":" + json_number(f.outflow) + "}");
+            w.begin_object().member("id", f.id).member("inflow", f.inflow).member("outflow", f.outflow).end_object();
         }
-        return "{\"strategy\":" + json_string(strategy) + ",\"basis\":" + json_string(basis) +
-               ",\"keys\":" + std::to_string(r.keys) + ",\"moved\":" + json_number(r.moved) +
-               ",\"minimum\":" + json_number(r.minimum) + ",\"moved_over_minimum\":" + json_number(ratio) +
-               ",\"minimum_method\":" + json_string(method_name(r.minimum_method)) +
-               ",\"fair_minimum\":" + json_number(r.fair_minimum) + ",\"violations\":" + json_number(r.violations) +
-               ",\"flows\":" + json_array(flows) + "}\n";
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
     }
     std::string out = "strategy " + std::string(strategy) + ": " + std::to_string(before) + " -> " +
                       std::to_string(after) + " nodes; " + basis + "\n";
@@ -201,17 +188,17 @@ inline auto render_stats(std::string_view strategy, std::span<const keyplace::no
                          const keyplace::ownership_report& own, const keyplace::load_report& l, std::size_t count,
                          const std::string& basis, bool json) -> std::string {
     if (json) {
-        std::vector<std::string> rows;
+        json_writer w;
+        w.begin_object().member("strategy", strategy).member("keys", count).member("basis", basis);
+        w.member("share_method", method_name(own.method)).member("share_error_bound", own.error_bound);
+        w.member("max_over_mean", l.max_over_mean).member("min_over_mean", l.min_over_mean).member("cv", l.cv);
+        w.key("nodes").begin_array();
         for (std::size_t i = 0; i < nodes.size(); ++i) {
-            rows.push_back("{\"id\":" + json_string(nodes[i].id) + ",\"weight\":" + json_number(nodes[i].weight) +
-                           ",\"share\":" + json_number(own.share[i]) + ",\"keys\":" + std::to_string(l.keys[i]) + "}");
+            w.begin_object().member("id", nodes[i].id).member("weight", nodes[i].weight);
+            w.member("share", own.share[i]).member("keys", l.keys[i]).end_object();
         }
-        return "{\"strategy\":" + json_string(strategy) + ",\"keys\":" + std::to_string(count) +
-               ",\"basis\":" + json_string(basis) + ",\"share_method\":" + json_string(method_name(own.method)) +
-               ",\"share_error_bound\":" + json_number(own.error_bound) +
-               ",\"max_over_mean\":" + json_number(l.max_over_mean) +
-               ",\"min_over_mean\":" + json_number(l.min_over_mean) + ",\"cv\":" + json_number(l.cv) +
-               ",\"nodes\":" + json_array(rows) + "}\n";
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
     }
     const double mean = static_cast<double>(count) / static_cast<double>(nodes.size());
     std::vector<std::vector<std::string>> rows{{"node", "weight", "share", "keys", "keys/mean"}};

@@ -80,13 +80,14 @@ inline auto redis_create(const parsed_args& a) -> std::string {
     }
     const auto ranges = keyplace::compat::redis_create_ranges(addresses);
     std::string text;
-    std::vector<std::string> items;
+    json_writer w;
+    w.begin_object().key("ranges").begin_array();
     for (const auto& r : ranges) {
         text += r.node_id + "=" + std::to_string(r.first) + "-" + std::to_string(r.last) + "\n";
-        items.push_back("{\"node\":" + json_string(r.node_id) + ",\"first\":" + std::to_string(r.first) +
-                        ",\"last\":" + std::to_string(r.last) + "}");
+        w.begin_object().member("node", r.node_id).member("first", r.first).member("last", r.last).end_object();
     }
-    return a.has(json_flag.spec) ? "{\"ranges\":" + json_array(items) + "}\n" : text;
+    w.end_array().end_object();
+    return a.has(json_flag.spec) ? std::move(w).str() + "\n" : text;
 }
 
 inline auto redis_rebalance(const parsed_args& a) -> std::string {
@@ -125,24 +126,25 @@ inline auto redis_rebalance(const parsed_args& a) -> std::string {
                           "% threshold\n";
     }
     std::string text;
-    std::vector<std::string> moves;
+    json_writer w;
+    w.begin_object().member("needed", true).key("balances").begin_array();
+    for (const auto& [id, b] : plan.balances) {
+        w.begin_object().member("node", id).member("balance", b).end_object();
+    }
+    w.end_array().key("moves").begin_array();
     for (const auto& m : plan.moves) {
         text += "Moving " + std::to_string(m.slots.size()) + " slots from " + m.from + " to " + m.to + ":";
-        std::vector<std::string> runs;
+        w.begin_object().member("from", m.from).member("to", m.to).member("count", m.slots.size());
+        w.key("slots").begin_array();
         for (const auto& [first, last] : slot_runs(m.slots)) {
             text += " " + std::to_string(first) + (first == last ? "" : "-" + std::to_string(last));
-            runs.push_back("[" + std::to_string(first) + "," + std::to_string(last) + "]");
+            w.begin_array().write(first).write(last).end_array();
         }
+        w.end_array().end_object();
         text += "\n";
-        moves.push_back("{\"from\":" + json_string(m.from) + ",\"to\":" + json_string(m.to) +
-                        ",\"count\":" + std::to_string(m.slots.size()) + ",\"slots\":" + json_array(runs) + "}");
     }
-    std::vector<std::string> balances;
-    for (const auto& [id, b] : plan.balances) {
-        balances.push_back("{\"node\":" + json_string(id) + ",\"balance\":" + std::to_string(b) + "}");
-    }
-    return json ? "{\"needed\":true,\"balances\":" + json_array(balances) + ",\"moves\":" + json_array(moves) + "}\n"
-                : text;
+    w.end_array().end_object();
+    return json ? std::move(w).str() + "\n" : text;
 }
 
 // ---- allocate ---------------------------------------------------------------------------------
@@ -171,15 +173,14 @@ auto render_allocation(const std::string& id, const std::string& location, const
                        bool json) -> std::string {
     std::string entry = id + "=";
     std::string initial;
-    std::vector<std::string> items;
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         entry += (i == 0 ? "" : ";") + std::to_string(tokens[i]);
         initial += (i == 0 ? "" : ",") + std::to_string(tokens[i]);
-        items.push_back(std::to_string(tokens[i]));
     }
     if (json) {
-        return "{\"node\":" + json_string(id) + ",\"tokens\":" + json_array(items) +
-               ",\"initial_token\":" + json_string(initial) + "}\n";
+        json_writer w;
+        w.begin_object().member("node", id).key("tokens").array(tokens).member("initial_token", initial).end_object();
+        return std::move(w).str() + "\n";
     }
     return entry + (location.empty() ? "" : "@" + location) + "\n";
 }

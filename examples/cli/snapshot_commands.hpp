@@ -333,16 +333,16 @@ inline auto snapshot_verify(const parsed_args& a) -> std::string {
     }
     const auto counts = state_counts(*s);
     if (a.has(json_flag.spec)) {
-        std::string states = "{";
+        json_writer w;
+        w.begin_object().member("cluster", s->cluster()).member("epoch", s->epoch());
+        w.member("parent_epoch", s->parent_epoch()).member("strategy", s->strategy().name);
+        w.member("nodes", s->nodes().size()).key("states").begin_object();
         for (const auto& [state, n] : counts) {
-            states += (states.size() > 1 ? "," : "") + json_string(state) + ":" + std::to_string(n);
+            w.member(state, n);
         }
-        return "{\"cluster\":" + json_string(s->cluster()) + ",\"epoch\":" + std::to_string(s->epoch()) +
-               ",\"parent_epoch\":" + std::to_string(s->parent_epoch()) + ",\"strategy\":" +
-               json_string(s->strategy().name) + ",\"nodes\":" + std::to_string(s->nodes().size()) +
-               ",\"states\":" + states + "},\"in_transition\":" + json_bool(s->in_transition()) +
-               ",\"fingerprint\":" + json_string(s->fingerprint().hex()) +
-               ",\"probe\":" + json_string(s->probe_digest().hex()) + "}\n";
+        w.end_object().member("in_transition", s->in_transition()).member("fingerprint", s->fingerprint().hex());
+        w.member("probe", s->probe_digest().hex()).end_object();
+        return std::move(w).str() + "\n";
     }
     std::string states;
     for (const auto& [state, n] : counts) {
@@ -431,23 +431,16 @@ inline auto shadow(const parsed_args& a, std::istream& in) -> std::string {
 /// The plan between two partition tables, partition by partition: each partition whose replicas
 /// change, the copies to make (joins) and drop (leaves); or {"moved", "minimum", "changes"}.
 inline auto partition_plan_report(const keyplace::partition_plan& p, std::size_t max_rows, bool json) -> std::string {
-    const auto ids = [](const std::vector<std::string>& v) {
-        std::vector<std::string> out;
-        for (const auto& id : v) {
-            out.push_back(json_string(id));
-        }
-        return json_array(out);
-    };
     if (json) {
-        std::vector<std::string> rows;
+        json_writer w;
+        w.begin_object().member("partitions_changed", p.changes.size()).member("moved", p.moved);
+        w.member("minimum", p.minimum).member("owner_changes", p.owner_changes).key("changes").begin_array();
         for (const auto& c : p.changes) {
-            rows.push_back("{\"partition\":" + std::to_string(c.partition) + ",\"before\":" + ids(c.before) +
-                           ",\"after\":" + ids(c.after) + ",\"joins\":" + ids(c.joins) +
-                           ",\"leaves\":" + ids(c.leaves) + "}");
+            w.begin_object().member("partition", c.partition).key("before").array(c.before).key("after").array(c.after);
+            w.key("joins").array(c.joins).key("leaves").array(c.leaves).end_object();
         }
-        return "{\"partitions_changed\":" + std::to_string(p.changes.size()) + ",\"moved\":" +
-               std::to_string(p.moved) + ",\"minimum\":" + std::to_string(p.minimum) +
-               ",\"owner_changes\":" + std::to_string(p.owner_changes) + ",\"changes\":" + json_array(rows) + "}\n";
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
     }
     std::string out = std::to_string(p.changes.size()) + " partitions change: " + std::to_string(p.moved) +
                       " copies to make (the least any table with these counts needs: " + std::to_string(p.minimum) +

@@ -437,54 +437,35 @@ KEYPLACE_DETAIL_INLINE auto shadow_report::to_text() const -> std::string {
 }
 
 KEYPLACE_DETAIL_INLINE auto shadow_report::to_json() const -> std::string {
-    using detail::json_number;
-    std::string out = "{";
-    const auto field = [&](std::string_view name, const std::string& value) {
-        if (out.size() > 1) {
-            out += ',';
-        }
-        out += detail::json_string(name);
-        out += ':';
-        out += value;
-    };
-    field("before_epoch", std::to_string(before_epoch));
-    field("after_epoch", std::to_string(after_epoch));
-    field("sample_per_million", std::to_string(sample_per_million));
-    field("requests_seen", std::to_string(requests_seen));
-    field("keys_sampled", std::to_string(keys_sampled));
-    field("requests_sampled", std::to_string(requests_sampled));
-    field("keys_dropped", std::to_string(keys_dropped));
-    field("keys_moved", std::to_string(keys_moved));
-    field("requests_moved", std::to_string(requests_moved));
-    field("survivor_keys_moved", std::to_string(survivor_keys_moved));
-    field("moved_fraction", json_number(moved_fraction));
-    field("moved_request_fraction", json_number(moved_request_fraction));
-    field("survivor_fraction", json_number(survivor_fraction));
-    field("expected_moved", json_number(expected_moved));
-    field("expected_survivor", json_number(expected_survivor));
-    field("minimum", json_number(minimum));
-    field("tolerance", json_number(tolerance));
-    field("expected_exact", expected_exact ? "true" : "false");
-    field("as_predicted", as_predicted ? "true" : "false");
-    field("verdict", detail::json_string(to_string(verdict)));
-    std::string fl = "[";
+    detail::json_writer w;
+    w.begin_object()
+        .member("before_epoch", before_epoch)
+        .member("after_epoch", after_epoch)
+        .member("sample_per_million", sample_per_million)
+        .member("requests_seen", requests_seen)
+        .member("keys_sampled", keys_sampled)
+        .member("requests_sampled", requests_sampled)
+        .member("keys_dropped", keys_dropped)
+        .member("keys_moved", keys_moved)
+        .member("requests_moved", requests_moved)
+        .member("survivor_keys_moved", survivor_keys_moved)
+        .member("moved_fraction", moved_fraction)
+        .member("moved_request_fraction", moved_request_fraction)
+        .member("survivor_fraction", survivor_fraction)
+        .member("expected_moved", expected_moved)
+        .member("expected_survivor", expected_survivor)
+        .member("minimum", minimum)
+        .member("tolerance", tolerance)
+        .member("expected_exact", expected_exact)
+        .member("as_predicted", as_predicted)
+        .member("verdict", to_string(verdict))
+        .key("flows")
+        .begin_array();
     for (const auto& f : flows) {
-        if (fl.size() > 1) {
-            fl += ',';
-        }
-        fl += "{\"from\":";
-        fl += detail::json_string(f.from);
-        fl += ",\"to\":";
-        fl += detail::json_string(f.to);
-        fl += ",\"keys\":";
-        fl += std::to_string(f.keys);
-        fl += ",\"requests\":";
-        fl += std::to_string(f.requests);
-        fl += '}';
+        w.begin_object().member("from", f.from).member("to", f.to).member("keys", f.keys).member("requests", f.requests).end_object();
     }
-    field("flows", fl + "]");
-    out += '}';
-    return out;
+    w.end_array().end_object();
+    return std::move(w).str();
 }
 
 #endif  // KEYPLACE_DETAIL_DEFINE

@@ -450,69 +450,51 @@ KEYPLACE_DETAIL_INLINE auto transfer_plan::to_text(std::size_t max_ranges) const
 }
 
 KEYPLACE_DETAIL_INLINE auto transfer_plan::to_json() const -> std::string {
-    std::string out;
-    const auto add = [&out](std::initializer_list<std::string_view> parts) {
-        for (const auto p : parts) {
-            out += p;
-        }
+    detail::json_writer w;
+    const auto bound = [&](std::uint64_t v) -> detail::json_writer& {  // a token is signed
+        return space == plan_space::tokens ? w.write(static_cast<std::int64_t>(v)) : w.write(v);
     };
-    const auto list = [&](const std::vector<std::string>& v) {
-        out += '[';
-        for (std::size_t k = 0; k < v.size(); ++k) {
-            add({k > 0 ? "," : "", detail::json_string(v[k])});
+    const auto copies = [&](const std::vector<transfer_copy>& list) {
+        w.key("copies").begin_array();
+        for (const auto& c : list) {
+            w.begin_object().member("from", c.from).member("to", c.to).end_object();
         }
-        out += ']';
+        w.end_array();
     };
-    const auto num = [&](std::uint64_t v) {
-        return space == plan_space::tokens ? std::to_string(static_cast<std::int64_t>(v)) : std::to_string(v);
-    };
-    add({"{\"exact\":", exact ? "true" : "false", ",\"space\":", detail::json_string(to_string(space)),
-         ",\"modulus\":", std::to_string(modulus), ",\"sample_keys\":", std::to_string(sample_keys),
-         ",\"moved\":", detail::json_number(moved), ",\"ranges\":["});
-    for (std::size_t i = 0; i < ranges.size(); ++i) {
-        const auto& r = ranges[i];
-        add({i > 0 ? "," : "", "{\"first\":", num(r.first), ",\"last\":", num(r.last),
-             ",\"fraction\":", detail::json_number(r.fraction), ",\"before\":"});
-        list(r.before);
-        out += ",\"after\":";
-        list(r.after);
-        out += ",\"losing\":";
-        list(r.losing);
-        out += ",\"gaining\":";
-        list(r.gaining);
-        out += ",\"copies\":[";
-        for (std::size_t k = 0; k < r.copies.size(); ++k) {
-            add({k > 0 ? "," : "", "{\"from\":", detail::json_string(r.copies[k].from),
-                 ",\"to\":", detail::json_string(r.copies[k].to), "}"});
-        }
-        out += "]}";
+    w.begin_object()
+        .member("exact", exact)
+        .member("space", to_string(space))
+        .member("modulus", modulus)
+        .member("sample_keys", sample_keys)
+        .member("moved", moved)
+        .key("ranges")
+        .begin_array();
+    for (const auto& r : ranges) {
+        w.begin_object().key("first");
+        bound(r.first).key("last");
+        bound(r.last).member("fraction", r.fraction);
+        w.key("before").array(r.before).key("after").array(r.after);
+        w.key("losing").array(r.losing).key("gaining").array(r.gaining);
+        copies(r.copies);
+        w.end_object();
     }
-    out += "],\"totals\":[";
-    for (std::size_t i = 0; i < totals.size(); ++i) {
-        const auto& t = totals[i];
-        add({i > 0 ? "," : "", "{\"from\":", detail::json_string(t.from), ",\"to\":", detail::json_string(t.to),
-             ",\"fraction\":", detail::json_number(t.fraction), ",\"ranges\":", std::to_string(t.ranges), "}"});
+    w.end_array().key("totals").begin_array();
+    for (const auto& t : totals) {
+        w.begin_object().member("from", t.from).member("to", t.to).member("fraction", t.fraction);
+        w.member("ranges", t.ranges).end_object();
     }
-    out += "]";
+    w.end_array();
     if (!keys.empty()) {  // only then: a plan without overrides reads as before
-        out += ",\"keys\":[";
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            const auto& k = keys[i];
-            add({i > 0 ? "," : "", "{\"key\":", detail::json_string(k.key), ",\"before\":"});
-            list(k.before);
-            out += ",\"after\":";
-            list(k.after);
-            out += ",\"copies\":[";
-            for (std::size_t c = 0; c < k.copies.size(); ++c) {
-                add({c > 0 ? "," : "", "{\"from\":", detail::json_string(k.copies[c].from),
-                     ",\"to\":", detail::json_string(k.copies[c].to), "}"});
-            }
-            out += "]}";
+        w.key("keys").begin_array();
+        for (const auto& k : keys) {
+            w.begin_object().member("key", k.key).key("before").array(k.before).key("after").array(k.after);
+            copies(k.copies);
+            w.end_object();
         }
-        out += "]";
+        w.end_array();
     }
-    out += "}";
-    return out;
+    w.end_object();
+    return std::move(w).str();
 }
 
 #endif  // KEYPLACE_DETAIL_DEFINE
