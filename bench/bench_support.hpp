@@ -5,7 +5,7 @@
 
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/keyplace.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -3,7 +3,7 @@
 // publish() returning to that watcher's on_adopt. Prints the median and p99 over all of them.
 //   keyplace_etcd_latency ENDPOINT [WATCHERS=8] [EPOCHS=50]
 #include <keyplace/etcd.hpp>
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 
 #include <algorithm>
 #include <chrono>

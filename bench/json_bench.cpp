@@ -3,8 +3,8 @@
 // the same text, so the cost of the JSON layer reads off one run.
 #include "bench_support.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // The memory of a shadow_compare: the process's peak resident set (VmHWM, Linux) before and
 // after it remembers N distinct sampled keys (default 2^20), and the peak bytes a key.
 //   build/bench/bench/keyplace_shadow_memory [N]
-#include <keyplace/shadow.hpp>
+#include <keyplace/fleet/shadow.hpp>
 
 #include "proc_status.hpp"
 

@@ -2,10 +2,10 @@
 // snapshots and their successors, the JSON reader and writer, shadow compares and transfer plans.
 // The headers define these functions here, and only declare them to the programs that link this.
 #define KEYPLACE_COMPILED_SOURCE
-#include <keyplace/json.hpp>
-#include <keyplace/shadow.hpp>
-#include <keyplace/snapshot.hpp>
-#include <keyplace/transfer_plan.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/transfer_plan.hpp>
 
 #ifndef KEYPLACE_COMPILED
 #error "src/keyplace.cpp is keyplace::compiled's source: build it with KEYPLACE_COMPILED defined"

@@ -3,9 +3,9 @@
 // (its errc and the JSON path its message starts with).
 #include "keyplace_catch.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -5,8 +5,8 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <atomic>
 #include <cstddef>

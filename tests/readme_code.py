@@ -12,13 +12,13 @@ import subprocess
 import sys
 
 PRELUDE = """#include <keyplace/keyplace.hpp>
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 #include <keyplace/partitions.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/shadow.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/token_allocation.hpp>
-#include <keyplace/transfer_plan.hpp>
+#include <keyplace/fleet/transfer_plan.hpp>
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>

@@ -6,7 +6,7 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <algorithm>
 #include <array>

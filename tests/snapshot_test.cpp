@@ -4,9 +4,9 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
-#include <keyplace/shadow.hpp>
-#include <keyplace/snapshot.hpp>
-#include <keyplace/transfer_plan.hpp>
+#include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/transfer_plan.hpp>
 
 #include <algorithm>
 #include <cstdint>

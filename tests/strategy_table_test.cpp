@@ -5,9 +5,9 @@
 #include "keyplace_catch.hpp"
 
 #include <keyplace/detail/splitmix.hpp>
-#include <keyplace/json.hpp>
-#include <keyplace/snapshot.hpp>
-#include <keyplace/strategy_table.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/strategy_table.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // The service translation unit bench/compile_time.sh --o2 measures: load a snapshot document,
 // publish it, look up one key. Compiled header-only, and with KEYPLACE_COMPILED (keyplace::compiled).
-#include <keyplace/json.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
 // keyplace — keyplace::etcd: the client of etcd's v3 JSON gateway (libcurl, nlohmann_json), the
 // publish protocol, client reports and the watcher. Nothing here throws out of the API.
 #include <keyplace/etcd.hpp>
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // keyplace-cli snapshot commands: snapshot create / verify / diff, locate --snapshot, shadow and
-// plan. They read and write snapshot documents, so they need keyplace/json.hpp (nlohmann_json).
+// plan. They read and write snapshot documents, so they need keyplace/fleet/json.hpp (nlohmann_json).
 #ifndef KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
 
@@ -12,10 +12,10 @@
 #include "spec.hpp"
 #include "stream.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/shadow.hpp>
-#include <keyplace/snapshot.hpp>
-#include <keyplace/transfer_plan.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/transfer_plan.hpp>
 
 #include <algorithm>
 #include <cstdint>

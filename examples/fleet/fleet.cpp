@@ -10,8 +10,8 @@
 #include <keyplace/analysis.hpp>
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/bounded_load.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <libmemcached/memcached.h>
 #ifdef KEYPLACE_FLEET_ETCD

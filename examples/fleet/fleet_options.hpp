@@ -6,7 +6,7 @@
 
 #include "args.hpp"
 
-#include <keyplace/strategy_table.hpp>
+#include <keyplace/fleet/strategy_table.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

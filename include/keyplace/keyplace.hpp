@@ -1,8 +1,8 @@
 // keyplace — which node owns a key. Umbrella header: every placement header (strategies, compat
 // modes, replicas, analysis). The planners — token_allocation.hpp and compat/redis_planner.hpp —
-// and the fleet headers — snapshot.hpp, publisher.hpp, shadow.hpp, transfer_plan.hpp and json.hpp
-// (which needs nlohmann_json) — are included on their own: a placement-only translation unit
-// does not pay for them.
+// and the fleet headers in keyplace/fleet/ — snapshot.hpp, publisher.hpp, shadow.hpp,
+// transfer_plan.hpp and json.hpp (which needs nlohmann_json) — are included on their own: a
+// placement-only translation unit does not pay for them.
 #ifndef KEYPLACE_KEYPLACE_HPP_INCLUDED
 #define KEYPLACE_KEYPLACE_HPP_INCLUDED
 

@@ -1,16 +1,16 @@
 // A service linking keyplace::compiled: it builds a snapshot, writes and loads its document and
 // publishes it without compiling the snapshot layer itself (and without any nlohmann header).
 // Expected owners are the hand-checked 3 x 4 ring of tests/golden (case "hand").
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 #include <keyplace/keyplace.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #ifndef KEYPLACE_COMPILED
 #error "keyplace::compiled defines KEYPLACE_COMPILED for the programs that link it"
 #endif
 #ifdef NLOHMANN_JSON_VERSION_MAJOR
-#error "with KEYPLACE_COMPILED, keyplace/json.hpp includes no nlohmann header"
+#error "with KEYPLACE_COMPILED, keyplace/fleet/json.hpp includes no nlohmann header"
 #endif
 
 #include <cstdio>

@@ -2,7 +2,7 @@
 // KEYPLACE_ETCD_FIXTURE_DIR (a ctest fixture). Without it (no DIR/endpoint) the binary exits 77,
 // which ctest reports as skipped. Every test case uses its own cluster name.
 #include <keyplace/etcd.hpp>
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 
 #include "../keyplace_catch.hpp"
 #include "etcd_test_support.hpp"

@@ -3,7 +3,7 @@
 #ifndef KEYPLACE_TESTS_ETCD_ETCD_TEST_SUPPORT_HPP_INCLUDED
 #define KEYPLACE_TESTS_ETCD_ETCD_TEST_SUPPORT_HPP_INCLUDED
 
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <chrono>
 #include <cstdint>

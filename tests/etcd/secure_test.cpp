@@ -4,7 +4,7 @@
 // binary exits 77, which ctest reports as skipped. Every test case uses its own cluster name, and
 // a case that kills a member starts it again before it ends.
 #include <keyplace/etcd.hpp>
-#include <keyplace/json.hpp>
+#include <keyplace/fleet/json.hpp>
 
 #include "../keyplace_catch.hpp"
 #include "etcd_test_support.hpp"

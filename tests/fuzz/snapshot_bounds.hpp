@@ -3,7 +3,7 @@
 #ifndef KEYPLACE_TESTS_FUZZ_SNAPSHOT_BOUNDS_HPP_INCLUDED
 #define KEYPLACE_TESTS_FUZZ_SNAPSHOT_BOUNDS_HPP_INCLUDED
 
-#include <keyplace/snapshot_description.hpp>
+#include <keyplace/fleet/snapshot_description.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Fuzz target: the snapshot JSON reader and loader (include/keyplace/json.hpp).
+// Fuzz target: the snapshot JSON reader and loader (include/keyplace/fleet/json.hpp).
 //
 // Input: the document's bytes.
 // Invariants (README, "JSON"):
@@ -15,8 +15,8 @@
 #include "snapshot_bounds.hpp"
 #include "snapshot_reload.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -20,8 +20,8 @@
 #include "snapshot_bounds.hpp"
 #include "snapshot_reload.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <cstdint>
 #include <cstdio>

@@ -6,8 +6,8 @@
 
 #include "fuzz_support.hpp"
 
-#include <keyplace/json.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 
 #include <string>
 

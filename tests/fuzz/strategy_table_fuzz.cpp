@@ -1,4 +1,4 @@
-// Fuzz target: the strategy table (include/keyplace/strategy_table.hpp): check_strategy,
+// Fuzz target: the strategy table (include/keyplace/fleet/strategy_table.hpp): check_strategy,
 // fill_defaults and check_node_data on fuzzed strategy names, parameters and nodes, then the
 // snapshot build of what they accept.
 //
@@ -23,8 +23,8 @@
 #include "fuzz_support.hpp"
 #include "snapshot_bounds.hpp"
 
-#include <keyplace/snapshot.hpp>
-#include <keyplace/strategy_table.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/strategy_table.hpp>
 
 #include <cstdint>
 #include <cstdio>

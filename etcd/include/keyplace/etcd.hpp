@@ -5,8 +5,8 @@
 #define KEYPLACE_ETCD_HPP_INCLUDED
 
 #include <keyplace/error.hpp>
-#include <keyplace/publisher.hpp>
-#include <keyplace/snapshot.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/version.hpp>
 
 #include <atomic>
