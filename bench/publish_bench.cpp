@@ -2,17 +2,22 @@
 // publisher::reader's get() against C++20 std::atomic<std::shared_ptr>::load(), each followed
 // by the same field read, on 1 and 2 threads and beside a writer publishing every 100 µs — and
 // what the fingerprint costs in a snapshot build (snapshot::verify() recomputes every
-// fingerprint from the built state: the fingerprint part alone).
+// fingerprint from the built state: the fingerprint part alone); and, for every row of the
+// strategy table, a key's owner through a snapshot beside the same strategy asked directly.
 #include "bench_support.hpp"
 
-#include <keyplace/publisher.hpp>
+#include <keyplace/detail/splitmix.hpp>
+#include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/strategy_table.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -190,6 +195,68 @@ void ring_build(benchmark::State& state) {
     }
 }
 
+// ---- Every strategy-table row through a snapshot (the table's rows, no list here): a key's owner
+// by snapshot::owner(key) — the key hashed and picked through the placement's variant, the
+// override table checked — against the same built strategy taken out of the variant once and
+// asked keyplace::locate(strategy, key) in the loop. 100 nodes of weight 1, with eight tokens or
+// points each where the row takes them; the row's defaults.
+
+auto table_snapshot(const keyplace::strategy_row& row) -> const keyplace::snapshot& {
+    static std::map<std::string_view, keyplace::snapshot> built;
+    if (const auto it = built.find(row.name); it != built.end()) {
+        return it->second;
+    }
+    keyplace::snapshot_description d;
+    d.cluster = "bench";
+    d.epoch = 1;
+    d.strategy.name = std::string(row.name);
+    std::uint64_t rng = 0x5eed;
+    for (const auto& n : nodes(100)) {
+        keyplace::snapshot_node sn{n.id};
+        for (int t = 0; t < 8; ++t) {
+            const std::uint64_t v = keyplace::detail::splitmix64(rng);
+            if (row.per_node == keyplace::node_data::tokens) {
+                sn.tokens.push_back(static_cast<std::int64_t>(v));
+            } else if (row.per_node == keyplace::node_data::points) {
+                sn.points.push_back(v);
+            }
+        }
+        d.nodes.push_back(std::move(sn));
+    }
+    return built.emplace(row.name, keyplace::snapshot::build(d)).first->second;
+}
+
+auto table_keys() -> const std::vector<std::string>& {
+    static const std::vector<std::string> k = [] {
+        std::vector<std::string> out;
+        for (int i = 0; i < 4096; ++i) {
+            out.push_back("user:" + std::to_string(i));
+        }
+        return out;
+    }();
+    return k;
+}
+
+void snapshot_owner(benchmark::State& state, const keyplace::strategy_row* row) {
+    const auto& s = table_snapshot(*row);
+    const auto& k = table_keys();
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&s.owner(k[i++ & 4095]));
+    }
+}
+
+void engine_locate(benchmark::State& state, const keyplace::strategy_row* row) {
+    const auto& s = table_snapshot(*row);
+    const auto& k = table_keys();
+    s.current().visit([&](const auto& strategy) {
+        std::size_t i = 0;
+        for (auto _ : state) {
+            benchmark::DoNotOptimize(&keyplace::locate(strategy, k[i++ & 4095]));
+        }
+    });
+}
+
 }  // namespace
 
 auto main(int argc, char** argv) -> int {
@@ -205,5 +272,9 @@ auto main(int argc, char** argv) -> int {
     RegisterBenchmark("snapshot_build", snapshot_build)->Args({100, 160})->Args({10000, 256})->Unit(kMillisecond);
     RegisterBenchmark("snapshot_verify", snapshot_verify)->Args({100, 160})->Args({10000, 256})->Unit(kMillisecond);
     RegisterBenchmark("ring_build", ring_build)->Args({100, 160})->Args({10000, 256})->Unit(kMillisecond);
+    for (const auto& row : keyplace::strategy_table) {
+        RegisterBenchmark(("snapshot_owner/" + std::string(row.name)).c_str(), snapshot_owner, &row);
+        RegisterBenchmark(("engine_locate/" + std::string(row.name)).c_str(), engine_locate, &row);
+    }
     return run(argc, argv);
 }
