@@ -292,10 +292,10 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
     expect_failure(run_cli({"locate", "--nodes", "a"}), 2, "missing required option --strategy");
     expect_failure(run_cli({"locate", "--strategy", "ring"}), 2, "missing required option --nodes");
     expect_failure(run_cli({"locate", "--strategy", "bogus", "--nodes", "a"}), 2, "unknown strategy 'bogus'");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "0"}), 2, "--vnodes '0'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "0"}), 2, "--vnodes: vnodes 0 is outside");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "1e3"}), 2, "'1e3'");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", "4294967296"}), 2,
-                   "'4294967296'");
+                   "vnodes 4294967296 is outside");
     expect_failure(run_cli({"locate", "--strategy", "modulo", "--nodes", "a", "--vnodes", "4"}), 2,
                    "only to --strategy ring");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--prehashed=yes"}), 2, "takes no value");
@@ -549,7 +549,8 @@ TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cl
     expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--min-ring-size", "20",
                             "--max-ring-size", "10"}, "k\n"),
                    2, "minimum_ring_size (20) > maximum_ring_size (10)");
-    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--hash", "md5"}, "k\n"), 2, "--hash 'md5'");
+    expect_failure(run_cli({"locate", "--strategy", "envoy-ring", "--nodes", "a", "--hash", "md5"}, "k\n"), 2,
+                   "--hash: parameter 'hash' of 'envoy-ring': 'md5' is not one of xxh64, murmur2-envoy");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
                    "--hash applies only to --strategy envoy-ring");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--min-ring-size", "8"}, "k\n"), 2,
@@ -598,7 +599,7 @@ TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[
     expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a=2,b"}, "k\n"), 2, "weight");
     expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a:99999"}, "k\n"), 2, "99999");
     expect_failure(run_cli({"locate", "--strategy", "ketama-unweighted", "--nodes", "a", "--hash", "xxh64"}, "k\n"), 2,
-                   "not a key hash of ketama-unweighted");
+                   "'xxh64' is not one of one-at-a-time, md5-ketama");
     expect_failure(run_cli({"locate", "--strategy", "ketama", "--nodes", "a", "--hash", "md5-ketama"}, "k\n"), 2,
                    "--hash applies only to");
 }
@@ -692,6 +693,10 @@ auto options_of(keyplace_cli::strategy_use use) -> std::vector<option_fact> {
         option_fact f{std::string(o.spec.name), o.describe(), o.default_text(), {}};
         if constexpr (requires { typename std::remove_cvref_t<decltype(o)>::list; }) {
             for (const auto choice : keyplace_cli::entry_names(typename std::remove_cvref_t<decltype(o)>::list{})) {
+                f.choices.emplace_back(choice);
+            }
+        } else if constexpr (requires { o.param->names; }) {  // a strategy-table parameter
+            for (const auto choice : o.param->names) {
                 f.choices.emplace_back(choice);
             }
         }
@@ -871,6 +876,64 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
         CHECK(r.status == 0);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
     }
+}
+
+TEST_CASE("cli: the strategies are the strategy table's rows, with the table's options, defaults and checks", "[cli]") {
+    // The rows in the table's order, then mpchash (which no snapshot holds).
+    std::vector<std::string> rows;
+    for (const auto& row : keyplace::strategy_table) {
+        rows.emplace_back(row.name);
+    }
+    rows.emplace_back("mpchash");
+    std::vector<std::string> listed;
+    for (const auto& e : strategy_facts()) {
+        listed.push_back(e.name);
+    }
+    CHECK(listed == rows);
+    const auto help = run_cli({"locate", "--help"}).out;
+    for (const auto& e : strategy_facts()) {
+        const auto* row = keyplace::find_strategy(e.name);
+        if (row == nullptr) {
+            continue;
+        }
+        INFO(e.name);
+        CHECK_THAT(help, Catch::Matchers::Contains(std::string(row->summary)));
+        std::size_t options = 0;
+        for (const auto& p : row->params) {
+            const bool option = p.kind != keyplace::param_kind::numbers && !p.from_copies;
+            CHECK(e.takes(p.name, keyplace_cli::strategy_use::build) == option);
+            if (!option) {
+                continue;
+            }
+            ++options;
+            const auto& o = *std::find_if(e.build_options.begin(), e.build_options.end(),
+                                          [&](const option_fact& f) { return f.name == p.name; });
+            CHECK_THAT(o.described, Catch::Matchers::Contains(std::string(p.meaning)));
+            CHECK_THAT(help, Catch::Matchers::Contains("--" + std::string(p.name) + " " + std::string(p.symbol)));
+            CHECK_FALSE(p.symbol.empty());
+            const std::string fallback =
+                p.kind == keyplace::param_kind::name
+                    ? std::string(p.name_default)
+                    : std::to_string(p.implicit_default ? p.number_stated : p.number_default);
+            CHECK(o.fallback == fallback);
+            // A value outside the table's range: refused by the table's check, naming the option.
+            if (p.kind == keyplace::param_kind::number && p.range_checked) {
+                const std::string above = std::to_string(p.max + 1);
+                const auto r = run_cli({"locate", "--strategy", e.name, "--nodes", spec_for(e.name),
+                                        "--" + std::string(p.name), above},
+                                       "k\n");
+                expect_failure(r, 2, "--" + std::string(p.name) + ": ");
+                CHECK_THAT(r.err, Catch::Matchers::Contains(above));
+            }
+        }
+        CHECK(e.build_options.size() == options);
+    }
+    // Anchor's capacity 0 is the row's default: the node count, as a document's 0 is.
+    const std::string keys = "a\nb\nuser:42\n";
+    CHECK(run_cli({"locate", "--strategy", "anchor", "--nodes", "a,b,c", "--capacity", "0"}, keys).out ==
+          run_cli({"locate", "--strategy", "anchor", "--nodes", "a,b,c", "--capacity", "3"}, keys).out);
+    // Redis: ID= on every node gives no node a slot (bare ids are the even split).
+    expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=,b="}, "k\n"), 2, "no node holds a slot");
 }
 
 #if KEYPLACE_CLI_SNAPSHOTS
@@ -1427,9 +1490,10 @@ TEST_CASE("cli: messages quote what they echo, one line of bounded length", "[cl
 }
 
 TEST_CASE("cli: --vnodes states its one range", "[cli][errors]") {
+    // The strategy table's range and words, as a document's strategy.params.vnodes gets them.
     for (const char* v : {"4294967296", "4294967295", "268435457", "0"}) {
         expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--vnodes", v}, "k\n"), 2,
-                       "--vnodes '" + std::string(v) + "' is not an integer from 1 to 268435456");
+                       "--vnodes: vnodes " + std::string(v) + " is outside 1..268435456");
     }
 }
 

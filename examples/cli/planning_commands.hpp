@@ -191,7 +191,7 @@ inline auto allocate(const parsed_args& a) -> std::string {
     const std::size_t count = token_count_option.get(a);
     const std::uint64_t seed = seed_option.get(a);
     const bool json = a.has(json_flag.spec);
-    const auto replication = cassandra_entry::replication.parse(a.value(allocate_replication_option.spec));
+    const auto replication = cassandra_replication.parse(a.value(allocate_replication_option.spec));
     const auto at = add.find('@');
     const std::string location = at == std::string::npos ? "" : add.substr(at + 1);
     if (at != std::string::npos && location.empty()) {

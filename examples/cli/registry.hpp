@@ -1,7 +1,7 @@
 // keyplace-cli registry: one entry per hash function and per strategy, each a type with its
 // name, one line of help, the options it takes and how to build it. Usage, help, option checks
-// and dispatch are generated from the lists at the end of each section; every call into the
-// library's build functions is in an entry's build().
+// and dispatch are generated from the lists at the end of each section. The strategies are the
+// rows of the library's strategy table (and mpchash): see "strategies" below.
 #ifndef KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
 
@@ -14,12 +14,16 @@
 #include <keyplace/memento.hpp>
 #include <keyplace/partitions.hpp>
 #include <keyplace/token_allocation.hpp>
+#include <keyplace/fleet/snapshot_strategies.hpp>
+#include <keyplace/fleet/strategy_table.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -166,11 +170,14 @@ using hash_functions = entry_list<xxh3_hash, xxh64_hash, md5_ketama_hash, one_at
                                   murmur3_cassandra_hash, murmur2_envoy_hash>;
 
 // ---- strategies (--strategy S) --------------------------------------------------------------
-// An entry has name, help and build(args, SPEC) returning the built strategy (or a variant
-// of the types its options choose between). Optional: options() and replica_options() (locate
-// only), tuples of pointers to the options it takes; spec_help, when its SPEC entries are not
-// plain nodes; signed_points, when --prehashed lines are signed; max_point, when its points
-// are narrower than their type; replicas(strategy, args), a replica rule of its own.
+// Every row of the library's strategy table is a strategy here: table_entry<B> takes its name,
+// its help and its options from the row, and builds through the row's snapshot binding B from a
+// description of the SPEC's nodes, so a strategy a snapshot holds needs nothing in this file.
+// What the command line adds to a row is in cli_traits<B>: a SPEC form's help (spec_help),
+// signed or narrower pre-hashed points (signed_points, max_point), a replica rule of its own
+// (replica_options(), replicas(strategy, args)) and, for a strategy whose state is its history,
+// how diff derives the after state (derive(before, args, SPEC)). mpchash, which no snapshot
+// holds, is the one entry written out.
 
 /// How one key's copies are chosen: place(point, out) writes at most width node indices into
 /// out and says how many; a replica placer also has a summary of how well it spreads them.
@@ -180,176 +187,209 @@ struct replica_rule {
     std::optional<replica_summary> summary{};
 };
 
-struct ring_entry {
-    static constexpr std::string_view name = "ring";
-    static constexpr std::string_view help = "a consistent hash ring (Karger et al.)";
-    static constexpr number_option<std::uint32_t> vnodes{
-        {"vnodes", "V", "ring points per unit of weight"}, keyplace::ring_config{}.vnodes, 1,
-        static_cast<std::uint32_t>(keyplace::ring_max_points)};
-    static constexpr auto options() { return std::tuple{&vnodes}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::ring_config config;
-        config.vnodes = vnodes.get(a);
-        return keyplace::ring::build(parse_spec(nodes), config);
+/// Refuses, as a bad argument naming its option, a strategy the table refuses: the check a
+/// document's strategy gets (keyplace::check_strategy), in its words.
+inline void check_strategy_args(const keyplace::strategy_spec& strategy) {
+    if (auto e = keyplace::check_strategy(strategy)) {
+        constexpr std::string_view params = "strategy.params.";
+        const std::string& where = e.where();
+        usage_error(where.starts_with(params) ? "--" + where.substr(params.size()) + ": " + e.message() : e.message());
+    }
+}
+
+/// --NAME VALUE: a strategy-table parameter as an option, with the row's default, range, names
+/// and meaning, checked by the table.
+struct param_option {
+    option_spec spec;
+    const keyplace::strategy_parameter* param = nullptr;
+    std::string_view owner{};  ///< the strategy it belongs to
+
+    [[nodiscard]] auto parse(std::string_view v) const -> keyplace::strategy_param {
+        keyplace::strategy_param value;
+        if (param->kind == keyplace::param_kind::name) {
+            value = std::string(v);
+        } else {
+            value = number_option<std::uint64_t>{spec}.parse(v);  // a whole number; its range is the table's
+        }
+        keyplace::strategy_spec alone;
+        alone.name = std::string(owner);
+        alone.params.emplace(std::string(param->name), value);
+        check_strategy_args(alone);
+        return value;
+    }
+    /// The value a description without the option has (for an implicit default: the one a new
+    /// description states).
+    [[nodiscard]] auto fallback() const -> keyplace::strategy_param {
+        if (param->kind == keyplace::param_kind::name) {
+            return std::string(param->name_default);
+        }
+        return param->implicit_default ? param->number_stated : param->number_default;
+    }
+    [[nodiscard]] auto default_text() const -> std::string {
+        const auto f = fallback();
+        return std::holds_alternative<std::string>(f) ? std::get<std::string>(f)
+                                                      : std::to_string(std::get<std::uint64_t>(f));
+    }
+    [[nodiscard]] auto describe() const -> std::string {
+        std::string help(spec.help);
+        if (param->kind == keyplace::param_kind::name) {
+            help += ": " + join(std::vector<std::string_view>(param->names.begin(), param->names.end()), ", ", " or ");
+        }
+        return with_default(help, default_text());
     }
 };
 
-struct rendezvous_entry {
-    static constexpr std::string_view name = "rendezvous";
-    static constexpr std::string_view help = "weighted rendezvous (highest random weight) hashing";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::rendezvous::build(parse_spec(nodes));
+/// Whether a row's parameter is a strategy option: a number or a name the copies options do not
+/// set (a list, such as a removed stack, comes from diff's derivation or from a snapshot).
+constexpr auto is_option(const keyplace::strategy_parameter& p) -> bool {
+    return p.kind != keyplace::param_kind::numbers && !p.from_copies;
+}
+
+/// A parameter's option: --NAME SYMBOL (else "X").
+constexpr auto make_param_option(const keyplace::strategy_row& row, const keyplace::strategy_parameter& p)
+    -> param_option {
+    return {{p.name, p.symbol.empty() ? std::string_view("X") : p.symbol, p.meaning}, &p, row.name};
+}
+
+/// The index of a strategy-table row.
+constexpr auto row_index(std::string_view name) -> std::size_t {
+    return static_cast<std::size_t>(keyplace::find_strategy(name) - keyplace::strategy_table);
+}
+
+/// The options of the Index-th row, in its order.
+template <std::size_t Index>
+constexpr auto row_options() {
+    constexpr const keyplace::strategy_row& row = keyplace::strategy_table[Index];
+    constexpr std::size_t count = static_cast<std::size_t>(std::count_if(row.params.begin(), row.params.end(), is_option));
+    std::array<param_option, count> out{};
+    std::size_t i = 0;
+    for (const auto& p : row.params) {
+        if (is_option(p)) {
+            out[i++] = make_param_option(row, p);
+        }
     }
-};
+    return out;
+}
 
-struct jump_entry {
-    static constexpr std::string_view name = "jump";
-    static constexpr std::string_view help =
-        "jump consistent hash (Lamping & Veach), buckets in the order given, weight 1";
-    static auto build(const parsed_args&, const std::string& nodes) { return keyplace::jump::build(parse_spec(nodes)); }
-};
-
-struct jumpback_entry {
-    static constexpr std::string_view name = "jumpback";
-    static constexpr std::string_view help =
-        "JumpBackHash (Ertl), hash4j's jumpBackHash: jump's contract in constant time, buckets in the order given";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::jumpback::build(parse_spec(nodes));
+/// The strategy row's parameters a command line gives: the options given, each implicit default
+/// at the value new descriptions state, and the copies parameters from the command's own
+/// --replicas and --spread (locate), if given (the rest take the row's defaults).
+template <class E>
+auto given_params(const parsed_args& a) -> std::map<std::string, keyplace::strategy_param, std::less<>> {
+    std::map<std::string, keyplace::strategy_param, std::less<>> params;
+    if constexpr (requires { E::row; }) {
+        for (const auto& p : E::row.params) {
+            if (p.implicit_default) {
+                params.emplace(std::string(p.name), p.number_stated);
+            } else if (p.from_copies) {
+                if (const auto v = a.get(option_spec{p.name, "", ""})) {
+                    if (p.kind == keyplace::param_kind::name) {
+                        params.emplace(std::string(p.name), std::string(*v));
+                    } else {  // not a number: 0, which the library refuses naming the parameter
+                        params.emplace(std::string(p.name), parse_unsigned<std::uint64_t>(*v).value_or(0));
+                    }
+                }
+            }
+        }
+        for (const auto& o : E::options()) {
+            if (const auto v = a.get(o.spec)) {
+                params.insert_or_assign(std::string(o.spec.name), o.parse(*v));
+            }
+        }
     }
-};
+    return params;
+}
 
-struct jump_guava_entry {
-    static constexpr std::string_view name = "jump-guava";
-    static constexpr std::string_view help = "jump hash in Guava 31.1's arithmetic (Hashing.consistentHash)";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::jump_guava::build(parse_spec(nodes));
+/// The snapshot nodes of a SPEC for a strategy row: plain members, or with the per-node data the
+/// row takes (Cassandra's tokens, Redis slot ranges, chosen points).
+inline auto spec_nodes(const keyplace::strategy_row& row, const std::string& spec)
+    -> std::vector<keyplace::snapshot_node> {
+    std::vector<keyplace::snapshot_node> out;
+    switch (row.per_node) {
+        case keyplace::node_data::tokens:
+            for (auto& e : parse_entries(spec, parse_cassandra_node)) {
+                keyplace::snapshot_node n{e.id};
+                n.tokens = e.tokens;
+                n.where.region = e.dc;
+                n.where.rack = e.rack;
+                out.push_back(std::move(n));
+            }
+            return out;
+        case keyplace::node_data::points:
+            for (auto& h : parse_entries(spec, parse_token_node)) {
+                keyplace::snapshot_node n{h.member.id, "", h.member.weight, h.member.where};
+                n.points = std::move(h.tokens);
+                out.push_back(std::move(n));
+            }
+            return out;
+        case keyplace::node_data::slots: {
+            const auto r = parse_redis_spec(spec);
+            if (r.explicit_ranges && r.ranges.empty()) {
+                // Bare ids split the slots evenly; ID= on every node gives none to anyone.
+                input_error("no node holds a slot (give slot ranges, or bare ids for an even split)");
+            }
+            for (const auto& m : r.nodes) {
+                keyplace::snapshot_node n{m.id, "", m.weight, m.where};
+                for (const auto& range : r.ranges) {
+                    if (range.node_id == m.id) {
+                        n.slots.push_back({range.first, range.last});
+                    }
+                }
+                out.push_back(std::move(n));
+            }
+            return out;
+        }
+        case keyplace::node_data::none:
+        case keyplace::node_data::partition_spans:
+            break;
     }
-};
-
-struct maglev_entry {
-    static constexpr std::string_view name = "maglev";
-    static constexpr std::string_view help = "a Maglev lookup table (Eisenbud et al.)";
-    static constexpr number_option<std::uint64_t> table_size{{"table-size", "M", "table entries, a prime"},
-                                                             keyplace::maglev_config{}.table_size};
-    static constexpr auto options() { return std::tuple{&table_size}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::maglev_config config;
-        config.table_size = table_size.get(a);
-        return keyplace::maglev::build(parse_spec(nodes), config);
+    if (row.whole_weights) {
+        (void)ketama_servers(spec);  // its words for a weight that is not a whole number
     }
-};
-
-struct modulo_entry {
-    static constexpr std::string_view name = "modulo";
-    static constexpr std::string_view help = "hash mod N, the baseline";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::modulo::build(parse_spec(nodes));
+    for (const auto& m : parse_spec(spec)) {
+        out.push_back({m.id, "", m.weight, m.where});
     }
-};
+    return out;
+}
 
-inline constexpr std::string_view envoy_spec_help =
-    "ids are the strings Envoy hashes (ip:port), weights whole numbers; keys hashed with XXH64";
+/// What binding B builds: its one strategy type, or a variant when its parameters choose.
+template <class B>
+using binding_variant = typename keyplace::detail::bind::variant_of<keyplace::detail::bind::types<B>>::type;
+template <class B>
+using binding_built = std::conditional_t<std::variant_size_v<binding_variant<B>> == 1,
+                                         std::variant_alternative_t<0, binding_variant<B>>, binding_variant<B>>;
 
-struct envoy_ring_entry {
-    static constexpr std::string_view name = "envoy-ring";
-    static constexpr std::string_view help = "Envoy's RING_HASH load balancer";
-    static constexpr std::string_view spec_help = envoy_spec_help;
-    static constexpr number_option<std::uint64_t> min_ring_size{
-        {"min-ring-size", "N", "the least ring entries"}, keyplace::compat::envoy_ring_hash_config{}.min_ring_size};
-    static constexpr number_option<std::uint64_t> max_ring_size{
-        {"max-ring-size", "N", "the most ring entries"}, keyplace::compat::envoy_ring_hash_config{}.max_ring_size};
-    static constexpr choice_option<entry_list<xxh64_hash, murmur2_envoy_hash>> entry_hash{
-        {"hash", "H", "the hash of the ring entries"}, "an entry hash", name};
-    static constexpr auto options() { return std::tuple{&min_ring_size, &max_ring_size, &entry_hash}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::compat::envoy_ring_hash_config config;
-        config.min_ring_size = min_ring_size.get(a);
-        config.max_ring_size = max_ring_size.get(a);
-        config.hash_function = entry_hash.is<murmur2_envoy_hash>(a)
-                                   ? keyplace::compat::envoy_hash_function::murmur_hash_2
-                                   : keyplace::compat::envoy_hash_function::xx_hash;
-        return keyplace::compat::envoy_ring_hash::build(parse_spec(nodes), config);
+/// Builds row E's strategy through its binding B, as a snapshot of the SPEC's nodes would.
+template <class E, class B>
+auto build_row(const parsed_args& a, const std::string& spec) -> binding_built<B> {
+    using V = binding_variant<B>;
+    keyplace::strategy_spec strategy;
+    strategy.name = std::string(B::name);
+    strategy.params = given_params<E>(a);
+    keyplace::fill_defaults(strategy);
+    check_strategy_args(strategy);
+    keyplace::snapshot_description d;
+    d.strategy = std::move(strategy);
+    d.nodes = spec_nodes(E::row, spec);
+    std::vector<std::uint32_t> members;
+    std::vector<keyplace::node> plain;
+    for (std::size_t i = 0; i < d.nodes.size(); ++i) {
+        if (auto e = keyplace::check_node_data(E::row, d.nodes[i], i)) {
+            throw keyplace::error(e);
+        }
+        members.push_back(static_cast<std::uint32_t>(i));
+        plain.push_back(keyplace::detail::as_node(d.nodes[i]));
     }
-};
-
-struct envoy_maglev_entry {
-    static constexpr std::string_view name = "envoy-maglev";
-    static constexpr std::string_view help = "Envoy's MAGLEV load balancer";
-    static constexpr std::string_view spec_help = envoy_spec_help;
-    static constexpr number_option<std::uint64_t> table_size{
-        {"table-size", "M", "table entries, a prime up to Envoy's limit"},
-        keyplace::compat::envoy_maglev_config{}.table_size};
-    static constexpr auto options() { return std::tuple{&table_size}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::compat::envoy_maglev_config config;
-        config.table_size = table_size.get(a);
-        return keyplace::compat::envoy_maglev::build(parse_spec(nodes), config);
+    std::optional<V> out;
+    if (auto f = B::build(keyplace::detail::bind::build_input<V>{d, members, plain}, out)) {
+        throw keyplace::error(f);
     }
-};
-
-inline constexpr std::string_view ketama_spec_help =
-    "ids are server addresses host[:port] (the port defaults to 11211), weights whole numbers";
-
-struct ketama_entry {
-    static constexpr std::string_view name = "ketama";
-    static constexpr std::string_view help = "libmemcached KETAMA_WEIGHTED (pylibmc ketama_weighted, PHP memcached)";
-    static constexpr std::string_view spec_help = ketama_spec_help;
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_weighted,
-                                              ketama_servers(nodes));
+    if constexpr (std::variant_size_v<V> == 1) {
+        return std::get<0>(std::move(*out));
+    } else {
+        return std::move(*out);
     }
-};
-
-struct ketama_spy_entry {
-    static constexpr std::string_view name = "ketama-spy";
-    static constexpr std::string_view help = "libmemcached KETAMA_SPY: spymemcached's point strings";
-    static constexpr std::string_view spec_help = ketama_spec_help;
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libmemcached_spy,
-                                              ketama_servers(nodes));
-    }
-};
-
-/// One continuum type per key hash.
-template <class... H>
-auto ketama_rings(entry_list<H...>) -> std::variant<keyplace::compat::ketama_ring<typename H::function>...>;
-
-struct ketama_unweighted_entry {
-    using key_hashes = entry_list<one_at_a_time_hash, md5_ketama_hash>;
-    static constexpr std::string_view name = "ketama-unweighted";
-    static constexpr std::string_view help = "libmemcached KETAMA without weights, 100 points per server";
-    static constexpr std::string_view spec_help = ketama_spec_help;
-    static constexpr choice_option<key_hashes> key_hash{
-        {"hash", "H", "the key hash, which also hashes the point strings"}, "a key hash", name};
-    static constexpr auto options() { return std::tuple{&key_hash}; }
-    using built = decltype(ketama_rings(key_hashes{}));
-    static auto build(const parsed_args& a, const std::string& nodes) -> built {
-        const auto servers = ketama_servers(nodes);
-        return key_hash.visit(a, [&]<class H>(std::type_identity<H>) -> built {
-            return keyplace::compat::build_ketama<typename H::function>(
-                keyplace::compat::ketama_dialect::libmemcached_unweighted, servers);
-        });
-    }
-};
-
-struct libketama_entry {
-    static constexpr std::string_view name = "libketama";
-    static constexpr std::string_view help = "last.fm libketama: addresses hashed as written";
-    static constexpr std::string_view spec_help = ketama_spec_help;
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::libketama, ketama_servers(nodes));
-    }
-};
-
-struct python_hash_ring_entry {
-    static constexpr std::string_view name = "hash-ring";
-    static constexpr std::string_view help = "Python hash_ring (and npm hashring's hash_ring mode): bisect_right lookup";
-    static constexpr std::string_view spec_help = "ids are node names hashed as written, weights whole numbers";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::compat::build_ketama(keyplace::compat::ketama_dialect::python_hash_ring,
-                                              ketama_servers(nodes));
-    }
-};
+}
 
 /// --replication RF | DC:RF[,DC:RF...]: SimpleStrategy's factor, or NetworkTopologyStrategy's
 /// per datacenter.
@@ -391,136 +431,8 @@ struct replication_option {
     [[nodiscard]] auto describe() const -> std::string { return std::string(spec.help); }
 };
 
-struct cassandra_entry {
-    static constexpr std::string_view name = "cassandra";
-    static constexpr std::string_view help = "Cassandra's token ring (Murmur3Partitioner), keys hashed as text";
-    static constexpr std::string_view spec_help =
-        "ID=TOKEN[;TOKEN...][@DC[/RACK]] (DC/RACK by default datacenter1/rack1); --prehashed: signed tokens";
-    static constexpr bool signed_points = true;
-    static constexpr replication_option replication{
-        {"replication", "RF|DC:RF,...", "SimpleStrategy's RF, or NetworkTopologyStrategy's per datacenter"}};
-    static constexpr auto replica_options() { return std::tuple{&replication}; }
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::compat::cassandra_ring::build(parse_entries(nodes, parse_cassandra_node));
-    }
-    /// The replicas --replication lists, or nothing without it. Cassandra takes an RF above the
-    /// node count: a key then has every node once.
-    static auto replicas(const keyplace::compat::cassandra_ring& ring, const parsed_args& a)
-        -> std::optional<replica_rule> {
-        const auto f = replication.find(a);
-        if (!f) {
-            return std::nullopt;
-        }
-        if (f->simple) {
-            const std::uint32_t rf = *f->simple;
-            return replica_rule{
-                std::min<std::size_t>(rf, ring.size()),
-                [&ring, rf](std::uint64_t p, std::span<keyplace::node_index> out) {
-                    return keyplace::replica_result{ring.simple_strategy(static_cast<std::int64_t>(p), rf, out)};
-                }};
-        }
-        auto plan = ring.network_topology(f->by_dc);
-        const auto width = plan.replica_count();
-        return replica_rule{width,
-                            [&ring, plan = std::move(plan)](std::uint64_t p, std::span<keyplace::node_index> out) {
-                                return keyplace::replica_result{
-                                    ring.network_topology_replicas(static_cast<std::int64_t>(p), plan, out)};
-                            }};
-    }
-};
-
-struct redis_entry {
-    static constexpr std::string_view name = "redis";
-    static constexpr std::string_view help = "Redis Cluster's slot map, keys hashed to slots as the server does";
-    static constexpr std::string_view spec_help =
-        "ID=FIRST-LAST[;FIRST-LAST...] (slot ranges; ID= holds none), or ids alone for an even split";
-    static constexpr std::uint64_t max_point = keyplace::compat::redis_slot_count - 1;
-    static auto build(const parsed_args&, const std::string& nodes) {
-        const auto spec = parse_redis_spec(nodes);
-        return !spec.explicit_ranges ? keyplace::compat::redis_cluster::build_even(spec.nodes)
-                                   : keyplace::compat::redis_cluster::build(spec.nodes, spec.ranges);
-    }
-};
-
-struct tokens_entry {
-    static constexpr std::string_view name = "tokens";
-    static constexpr std::string_view help =
-        "a ring of chosen 64-bit tokens (as allocate proposes them), keys hashed with XXH3";
-    static constexpr std::string_view spec_help =
-        "ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]] (unsigned decimal tokens, distinct)";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        const auto holders = parse_entries(nodes, parse_token_node);
-        std::vector<keyplace::node> members;
-        std::vector<keyplace::ring_point<std::uint64_t>> points;
-        for (std::size_t i = 0; i < holders.size(); ++i) {
-            members.push_back(holders[i].member);
-            for (const auto t : holders[i].tokens) {
-                points.push_back({t, static_cast<std::uint32_t>(i)});
-            }
-        }
-        auto ring = keyplace::token_ring::build(members, keyplace::compat::given_points<std::uint64_t>(std::move(points)));
-        if (auto f = keyplace::compat::check_chosen_points(ring)) {
-            throw keyplace::error(f);
-        }
-        return ring;
-    }
-};
-
-struct partitions_entry {
-    static constexpr std::string_view name = "partitions";
-    static constexpr std::string_view help =
-        "Q equal partitions of the hash space claimed by quota (with --replicas N --spread L: N per partition)";
-    static constexpr number_option<std::uint32_t> partitions{
-        {"partitions", "Q", "partitions, a power of two"}, keyplace::partitions_config{}.partitions, 1};
-    // No range here: the library refuses a contract it does not implement, naming the ones it does.
-    static constexpr number_option<std::uint32_t> contract{
-        {"contract", "C", "the partitions claim rules: 2 (domain limits, the default) or 1 (the first release's)"},
-        keyplace::partitions_config{}.contract};
-    static constexpr auto options() { return std::tuple{&partitions, &contract}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::partitions_config config;
-        config.partitions = partitions.get(a);
-        config.contract = contract.get(a);
-        // locate's --replicas and --spread shape the table itself: each partition's replicas.
-        if (const auto n = a.get(option_spec{"replicas", "N", ""})) {
-            config.replicas = parse_unsigned<std::uint32_t>(*n).value_or(0);
-        }
-        if (const auto level = a.get(option_spec{"spread", "LEVEL", ""})) {
-            config.spread = keyplace::parse_failure_domain(*level).value_or(config.spread);
-        }
-        return keyplace::partitions::build(parse_spec(nodes), config);
-    }
-    /// diff's after state: the before table transitioned to the new members (the table is state).
-    static auto derive(const keyplace::partitions& before, const parsed_args&, const std::string& nodes) {
-        return before.transitioned(parse_spec(nodes));
-    }
-};
-
-inline constexpr number_option<std::uint32_t> probes_option{
-    {"probes", "K", "probes per key"}, keyplace::multiprobe_config{}.probes, 1, keyplace::multiprobe_max_probes};
-
-struct multiprobe_entry {
-    static constexpr std::string_view name = "multiprobe";
-    static constexpr std::string_view help = "multi-probe consistent hashing (Appleton & O'Reilly), weight 1";
-    static constexpr auto options() { return std::tuple{&probes_option}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::multiprobe_config config;
-        config.probes = probes_option.get(a);
-        return keyplace::multiprobe::build(parse_spec(nodes), config);
-    }
-};
-
-struct mpchash_entry {
-    static constexpr std::string_view name = "mpchash";
-    static constexpr std::string_view help =
-        "go-mpchash (SipHash-2-4), buckets in the order given, weight 1; --prehashed points are H(key, 1)";
-    static constexpr auto options() { return std::tuple{&probes_option}; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::multiprobe_config config;
-        config.probes = probes_option.get(a);
-        return keyplace::compat::mpchash::build(parse_spec(nodes), config);
-    }
-};
+inline constexpr replication_option cassandra_replication{
+    {"replication", "RF|DC:RF,...", "SimpleStrategy's RF, or NetworkTopologyStrategy's per datacenter"}};
 
 /// diff's after state for a strategy whose state is its history (anchor, memento): the before
 /// value without the ids the after list drops (in before's order), then with the ids it adds
@@ -543,41 +455,134 @@ auto derive_members(const S& before, const std::string& nodes) -> S {
     return out;
 }
 
-struct anchor_entry {
-    static constexpr std::string_view name = "anchor";
+namespace bind = keyplace::detail::bind;
+
+/// What the command line adds to a strategy-table row (see above); most rows need nothing.
+template <class B>
+struct cli_traits {};
+
+inline constexpr std::string_view envoy_spec_help =
+    "ids are the strings Envoy hashes (ip:port), weights whole numbers; keys hashed with XXH64";
+inline constexpr std::string_view ketama_spec_help =
+    "ids are server addresses host[:port] (the port defaults to 11211), weights whole numbers";
+
+template <>
+struct cli_traits<bind::envoy_ring_binding> {
+    static constexpr std::string_view spec_help = envoy_spec_help;
+};
+template <>
+struct cli_traits<bind::envoy_maglev_binding> {
+    static constexpr std::string_view spec_help = envoy_spec_help;
+};
+template <bind::fixed_string N, keyplace::compat::ketama_dialect D>
+struct cli_traits<bind::ketama_binding<N, D>> {
+    static constexpr std::string_view spec_help = D == keyplace::compat::ketama_dialect::python_hash_ring
+                                                      ? "ids are node names hashed as written, weights whole numbers"
+                                                      : ketama_spec_help;
+};
+template <>
+struct cli_traits<bind::ketama_unweighted_binding> {
+    static constexpr std::string_view spec_help = ketama_spec_help;
+};
+
+template <>
+struct cli_traits<bind::cassandra_binding> {
+    static constexpr std::string_view spec_help =
+        "ID=TOKEN[;TOKEN...][@DC[/RACK]] (DC/RACK by default datacenter1/rack1); --prehashed: signed tokens";
+    static constexpr bool signed_points = true;
+    static constexpr auto replica_options() { return std::tuple{&cassandra_replication}; }
+    /// The replicas --replication lists, or nothing without it. Cassandra takes an RF above the
+    /// node count: a key then has every node once.
+    static auto replicas(const keyplace::compat::cassandra_ring& ring, const parsed_args& a)
+        -> std::optional<replica_rule> {
+        const auto f = cassandra_replication.find(a);
+        if (!f) {
+            return std::nullopt;
+        }
+        if (f->simple) {
+            const std::uint32_t rf = *f->simple;
+            return replica_rule{
+                std::min<std::size_t>(rf, ring.size()),
+                [&ring, rf](std::uint64_t p, std::span<keyplace::node_index> out) {
+                    return keyplace::replica_result{ring.simple_strategy(static_cast<std::int64_t>(p), rf, out)};
+                }};
+        }
+        auto plan = ring.network_topology(f->by_dc);
+        const auto width = plan.replica_count();
+        return replica_rule{width,
+                            [&ring, plan = std::move(plan)](std::uint64_t p, std::span<keyplace::node_index> out) {
+                                return keyplace::replica_result{
+                                    ring.network_topology_replicas(static_cast<std::int64_t>(p), plan, out)};
+                            }};
+    }
+};
+
+template <>
+struct cli_traits<bind::redis_binding> {
+    static constexpr std::string_view spec_help =
+        "ID=FIRST-LAST[;FIRST-LAST...] (slot ranges; ID= holds none), or ids alone for an even split";
+    static constexpr std::uint64_t max_point = keyplace::compat::redis_slot_count - 1;
+};
+
+template <>
+struct cli_traits<bind::tokens_binding> {
+    static constexpr std::string_view spec_help =
+        "ID=TOKEN[;TOKEN...][@REGION[/ZONE[/RACK]]] (unsigned decimal tokens, distinct)";
+};
+
+template <>
+struct cli_traits<bind::partitions_binding> {
+    /// diff's after state: the before table transitioned to the new members (the table is state).
+    static auto derive(const keyplace::partitions& before, const parsed_args&, const std::string& nodes) {
+        return before.transitioned(parse_spec(nodes));
+    }
+};
+
+template <class S, bind::fixed_string N>
+struct cli_traits<bind::buckets_binding<S, N>> {
+    static auto derive(const S& before, const parsed_args&, const std::string& nodes) {
+        return derive_members(before, nodes);
+    }
+};
+
+/// The strategy of a strategy-table row, bound by B (a binding of keyplace's snapshot_strategies).
+template <class B>
+struct table_entry : cli_traits<B> {
+    static constexpr const keyplace::strategy_row& row = *keyplace::find_strategy(B::name);
+    static constexpr std::string_view name = B::name;
+    static constexpr std::string_view help = row.summary;
+    static constexpr auto param_options = row_options<row_index(B::name)>();
+    static constexpr auto options() -> const auto& { return param_options; }
+    static auto build(const parsed_args& a, const std::string& nodes) -> binding_built<B> {
+        return build_row<table_entry, B>(a, nodes);
+    }
+};
+
+struct mpchash_entry {
+    static constexpr std::string_view name = "mpchash";
     static constexpr std::string_view help =
-        "AnchorHash (Mendelson et al.): the nodes take buckets 0.. of --capacity A, weight 1; diff derives removals";
-    static constexpr number_option<std::uint32_t> capacity{
-        {"capacity", "A", "AnchorHash buckets (default: the node count)"}, std::nullopt, 1,
-        keyplace::anchor_max_capacity};
-    static constexpr auto options() { return std::tuple{&capacity}; }
+        "go-mpchash (SipHash-2-4), buckets in the order given, weight 1; --prehashed points are H(key, 1)";
+    // multiprobe's K, with its default and range.
+    static constexpr std::array probes{
+        make_param_option(*keyplace::find_strategy("multiprobe"), *keyplace::find_strategy("multiprobe")->param("probes"))};
+    static constexpr auto options() -> const auto& { return probes; }
     static auto build(const parsed_args& a, const std::string& nodes) {
-        const auto members = parse_spec(nodes);
-        const auto cap = capacity.find(a).value_or(static_cast<std::uint32_t>(members.size()));
-        return keyplace::anchor::build(members, keyplace::anchor_config{cap, {}});
-    }
-    static auto derive(const keyplace::anchor& before, const parsed_args&, const std::string& nodes) {
-        return derive_members(before, nodes);
+        keyplace::multiprobe_config config;
+        config.probes = static_cast<std::uint32_t>(std::get<std::uint64_t>(
+            a.get(probes[0].spec) ? probes[0].parse(*a.get(probes[0].spec)) : probes[0].fallback()));
+        return keyplace::compat::mpchash::build(parse_spec(nodes), config);
     }
 };
 
-struct memento_entry {
-    static constexpr std::string_view name = "memento";
-    static constexpr std::string_view help =
-        "MementoHash (Coluzzi et al.): jump plus a memento of removed buckets, weight 1; diff derives removals";
-    static auto build(const parsed_args&, const std::string& nodes) {
-        return keyplace::memento::build(parse_spec(nodes));
-    }
-    static auto derive(const keyplace::memento& before, const parsed_args&, const std::string& nodes) {
-        return derive_members(before, nodes);
-    }
+template <class List>
+struct cli_strategies;
+template <class... B>
+struct cli_strategies<bind::types<B...>> {
+    using type = entry_list<table_entry<B>..., mpchash_entry>;
 };
 
-using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_guava_entry, jumpback_entry, maglev_entry, modulo_entry,
-                              envoy_ring_entry, envoy_maglev_entry, ketama_entry, ketama_spy_entry,
-                              ketama_unweighted_entry, libketama_entry, python_hash_ring_entry, cassandra_entry,
-                              redis_entry, tokens_entry, partitions_entry, multiprobe_entry, mpchash_entry,
-                              anchor_entry, memento_entry>;
+/// Every strategy of keyplace's strategy table, in its order, then mpchash.
+using strategies = cli_strategies<bind::snapshot_strategies>::type;
 
 // ---- what generic code asks of an entry -------------------------------------------------------
 
@@ -585,10 +590,17 @@ using strategies = entry_list<ring_entry, rendezvous_entry, jump_entry, jump_gua
 /// the ones that shape replicas (locate).
 enum class strategy_use { none, build, locate };
 
-/// Calls f(option) for every option of a tuple of pointers to options.
+/// Calls f(option) for every option of a tuple of pointers to options, or an array of options.
 template <class Options, class F>
 void for_each_in(const Options& options, F&& f) {
-    std::apply([&](const auto*... o) { (f(*o), ...); }, options);
+    const auto call = [&](const auto& o) {
+        if constexpr (std::is_pointer_v<std::remove_cvref_t<decltype(o)>>) {
+            f(*o);
+        } else {
+            f(o);
+        }
+    };
+    std::apply([&](const auto&... o) { (call(o), ...); }, options);
 }
 
 /// Calls f(option) for every option of E a command with this use takes.

@@ -103,60 +103,14 @@ inline auto id_values(const parsed_args& a, const option_spec& spec) -> std::map
     return out;
 }
 
-/// The snapshot nodes of E's SPEC: the members as the strategy reads them, with tokens or slots.
+/// The snapshot nodes of E's SPEC: the members as its row reads them (tokens, slots or points).
 template <class E>
 auto snapshot_nodes(const std::string& spec) -> std::vector<keyplace::snapshot_node> {
-    std::vector<keyplace::snapshot_node> out;
-    if constexpr (std::is_same_v<E, cassandra_entry>) {
-        for (auto& e : parse_entries(spec, parse_cassandra_node)) {
-            keyplace::snapshot_node n{e.id};
-            n.tokens = e.tokens;
-            n.where.region = e.dc;
-            n.where.rack = e.rack;
-            out.push_back(std::move(n));
-        }
-    } else if constexpr (std::is_same_v<E, tokens_entry>) {
-        for (auto& h : parse_entries(spec, parse_token_node)) {
-            keyplace::snapshot_node n{h.member.id, "", h.member.weight, h.member.where};
-            n.points = std::move(h.tokens);
-            out.push_back(std::move(n));
-        }
-    } else if constexpr (std::is_same_v<E, redis_entry>) {
-        const auto r = parse_redis_spec(spec);
-        for (const auto& m : r.nodes) {
-            keyplace::snapshot_node n{m.id, "", m.weight, m.where};
-            for (const auto& range : r.ranges) {
-                if (range.node_id == m.id) {
-                    n.slots.push_back({range.first, range.last});
-                }
-            }
-            out.push_back(std::move(n));
-        }
-    } else {
-        for (const auto& m : parse_spec(spec)) {
-            out.push_back({m.id, "", m.weight, m.where});
-        }
+    if constexpr (requires { E::row; }) {
+        return spec_nodes(E::row, spec);
+    } else {  // no snapshot holds it: the plain members, for the snapshot to refuse by name
+        return spec_nodes(keyplace::strategy_table[0], spec);
     }
-    return out;
-}
-
-/// E's options given on the command line, as snapshot parameters (the rest take defaults).
-template <class E>
-auto snapshot_params(const parsed_args& a) -> std::map<std::string, keyplace::strategy_param, std::less<>> {
-    std::map<std::string, keyplace::strategy_param, std::less<>> params;
-    for_each_option<E>(strategy_use::build, [&](const auto& o) {
-        const auto v = a.get(o.spec);
-        if (!v) {
-            return;
-        }
-        using O = std::remove_cvref_t<decltype(o)>;
-        if constexpr (requires { typename O::list; }) {
-            params.emplace(std::string(o.spec.name), std::string(*v));
-        } else if constexpr (std::is_integral_v<decltype(o.parse(*v))>) {
-            params.emplace(std::string(o.spec.name), static_cast<std::uint64_t>(o.parse(*v)));
-        }
-    });
-    return params;
 }
 
 /// --states ID=STATE,...: each named node's new state; a name that is not a node is an error.
@@ -238,11 +192,8 @@ auto snapshot_create(const parsed_args& a) -> std::string {
     d.epoch = epoch_option.get(a);
     d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
     d.strategy.name = std::string(E::name);
-    d.strategy.params = snapshot_params<E>(a);
-    if constexpr (std::is_same_v<E, partitions_entry>) {
-        // New documents record the claim contract (one that states none was written by 1).
-        d.strategy.params.try_emplace("contract", std::uint64_t{partitions_entry::contract.fallback.value()});
-    }
+    // The options given, and each implicit default (the partitions contract) as new documents state it.
+    d.strategy.params = given_params<E>(a);
     d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
     apply_states(a, d.nodes, "--nodes");
     auto addresses = id_values(a, addresses_option.spec);
@@ -267,10 +218,15 @@ auto snapshot_create(const parsed_args& a) -> std::string {
             usage_error("--on-shortfall " + quote(rule) + " is not fail or relax");
         }
         d.replication = {*copies, *level, *shortfall};
-        if constexpr (std::is_same_v<E, partitions_entry>) {
-            // A partition table's replicas are its copies: the table holds them, spread as asked.
-            d.strategy.params["replicas"] = std::uint64_t{*copies};
-            d.strategy.params["spread"] = spread;
+        if constexpr (requires { E::row; }) {
+            // A parameter the copies set (a partition table's replicas): the table holds them, spread as asked.
+            for (const auto& p : E::row.params) {
+                if (p.from_copies) {
+                    d.strategy.params[std::string(p.name)] =
+                        p.kind == keyplace::param_kind::name ? keyplace::strategy_param{spread}
+                                                             : keyplace::strategy_param{std::uint64_t{*copies}};
+                }
+            }
         }
     } else if (a.has(copies_shortfall_option.spec)) {
         usage_error("--on-shortfall needs --copies");
@@ -299,18 +255,13 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
     }
     auto d = std::move(*next);
     if (const auto add = a.get(add_nodes_option.spec)) {
-        bool known = false;
-        for_each_entry(strategies{}, [&]<class E>(std::type_identity<E>) {
-            if (E::name == d.strategy.name) {
-                known = true;
-                for (auto& n : snapshot_nodes<E>(*add)) {
-                    n.state = keyplace::node_state::joining;
-                    d.nodes.push_back(std::move(n));
-                }
-            }
-        });
-        if (!known) {
+        const auto* row = keyplace::find_strategy(d.strategy.name);  // a loaded snapshot's: in the table
+        if (row == nullptr) {
             usage_error("--add: strategy " + quote(d.strategy.name) + " has no SPEC form here");
+        }
+        for (auto& n : spec_nodes(*row, *add)) {
+            n.state = keyplace::node_state::joining;
+            d.nodes.push_back(std::move(n));
         }
     }
     apply_states(a, d.nodes, "the snapshot or --add");

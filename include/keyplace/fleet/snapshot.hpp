@@ -541,7 +541,8 @@ static_assert(find_strategy("partitions")->param("partitions")->number_default =
               find_strategy("partitions")->param("replicas")->number_default == partitions_config{}.replicas &&
               find_strategy("partitions")->param("replicas")->max == max_partition_replicas &&
               find_strategy("partitions")->param("contract")->min == min_partitions_contract &&
-              find_strategy("partitions")->param("contract")->max == max_partitions_contract);
+              find_strategy("partitions")->param("contract")->max == max_partitions_contract &&
+              find_strategy("partitions")->param("contract")->number_stated == partitions_config{}.contract);
 
 /// Each snapshot node's partitions in a table: runs of consecutive partitions at one rank.
 inline void write_partition_spans(const partitions& table, const placement& p, std::vector<snapshot_node>& nodes) {

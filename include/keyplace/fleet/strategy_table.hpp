@@ -48,6 +48,9 @@ struct strategy_parameter {
     errc range_error = errc::invalid_argument;
     std::string_view noun{};
     std::string_view meaning{};
+    /// The letter the papers and the README write it as (K probes, Q partitions, M a table's
+    /// size): keyplace-cli's placeholder for its value.
+    std::string_view symbol{};
     /// Whether the built state encodes it (fingerprint item 5: a bucket table's size and removed
     /// buckets), so that item 2 leaves it out and a table has one fingerprint however it is
     /// stated (capacity 0 or the count it stands for; a successor's removed stack).
@@ -56,6 +59,13 @@ struct strategy_parameter {
     /// adds it nor keeps it there, so the fingerprint does not see it): a parameter added after
     /// documents without it were written, whose default is what they meant.
     bool implicit_default = false;
+    /// kind number with implicit_default: the value a new description states (keyplace-cli's
+    /// default and what it writes), where number_default is what a description without it meant.
+    std::uint64_t number_stated = 0;
+    /// Whether the description's copies set it (its replication count, or spread): tools take it
+    /// from their copies options (keyplace-cli's --replicas or --copies, and --spread), not as a
+    /// strategy option of its own.
+    bool from_copies = false;
 };
 
 /// The per-node data a strategy takes from a snapshot node, besides id, weight and location.
@@ -126,36 +136,37 @@ inline constexpr std::string_view spread_levels[] = {"node", "rack", "zone", "re
 // The defaults equal the strategies' configuration defaults (snapshot.hpp asserts it).
 inline constexpr strategy_parameter ring_params[] = {
     {.name = "vnodes", .number_default = 160, .min = 1, .max = std::uint64_t{1} << 28, .range_checked = true,
-     .range_error = errc::invalid_vnodes, .noun = "vnodes", .meaning = "ring points per unit of weight"},
+     .range_error = errc::invalid_vnodes, .noun = "vnodes", .meaning = "ring points per unit of weight", .symbol = "V"},
 };
 inline constexpr strategy_parameter maglev_params[] = {
     {.name = "table-size", .number_default = 65537, .min = 1, .max = 4294967291ULL, .noun = "table size",
-     .meaning = "table entries: a prime, at least the node count"},
+     .meaning = "table entries: a prime, at least the node count", .symbol = "M"},
 };
 inline constexpr strategy_parameter envoy_ring_params[] = {
     {.name = "hash", .kind = param_kind::name, .name_default = "xxh64", .names = envoy_ring_hashes,
-     .meaning = "the hash of the ring entries"},
+     .meaning = "the hash of the ring entries", .symbol = "H"},
     {.name = "max-ring-size", .number_default = 8388608, .min = 1, .max = 8388608, .noun = "maximum_ring_size",
-     .meaning = "the most ring entries"},
+     .meaning = "the most ring entries", .symbol = "N"},
     {.name = "min-ring-size", .number_default = 1024, .min = 1, .max = 8388608, .noun = "minimum_ring_size",
-     .meaning = "the least ring entries"},
+     .meaning = "the least ring entries", .symbol = "N"},
 };
 inline constexpr strategy_parameter envoy_maglev_params[] = {
     {.name = "table-size", .number_default = 65537, .min = 1, .max = 5000011, .noun = "maglev table size",
-     .meaning = "table entries, a prime up to Envoy's limit"},
+     .meaning = "table entries, a prime up to Envoy's limit", .symbol = "M"},
 };
 inline constexpr strategy_parameter ketama_unweighted_params[] = {
     {.name = "hash", .kind = param_kind::name, .name_default = "one-at-a-time", .names = ketama_unweighted_hashes,
-     .meaning = "the key and point hash (libmemcached's MEMCACHED_BEHAVIOR_KETAMA_HASH)"},
+     .meaning = "the key and point hash (libmemcached's MEMCACHED_BEHAVIOR_KETAMA_HASH)", .symbol = "H"},
 };
 inline constexpr strategy_parameter multiprobe_params[] = {
     {.name = "probes", .number_default = 21, .min = 1, .max = 1024, .range_checked = true, .noun = "probes",
-     .meaning = "K, the probes per key"},
+     .meaning = "K, the probes per key", .symbol = "K"},
 };
 inline constexpr strategy_parameter anchor_params[] = {
     {.name = "capacity", .number_default = 0, .min = 0, .max = std::uint64_t{1} << 26, .range_checked = true,
      .range_error = errc::invalid_table_size, .noun = "anchor capacity",
-     .meaning = "a, the buckets (0: the nodes that own keys now or after the transition)", .in_state = true},
+     .meaning = "a, the buckets (0: the nodes that own keys now or after the transition)", .symbol = "A",
+     .in_state = true},
     {.name = "removed", .kind = param_kind::numbers, .min = 0, .max = (std::uint64_t{1} << 26) - 1,
      .range_checked = true, .noun = "anchor removed bucket",
      .meaning = "the removed stack, bottom first (empty: the paper's initial a-1 down to N)", .in_state = true},
@@ -167,16 +178,18 @@ inline constexpr strategy_parameter memento_params[] = {
 inline constexpr strategy_parameter partitions_params[] = {
     {.name = "partitions", .number_default = 1024, .min = 1, .max = std::uint64_t{1} << 20, .range_checked = true,
      .range_error = errc::invalid_partition_count, .noun = "partition count",
-     .meaning = "Q, the partitions of the hash space: a power of two"},
+     .meaning = "Q, the partitions of the hash space: a power of two", .symbol = "Q"},
     {.name = "replicas", .number_default = 1, .min = 1, .max = 64, .range_checked = true,
      .range_error = errc::invalid_replica_count, .noun = "replica count",
-     .meaning = "n, the replicas of every partition, at most the node count"},
+     .meaning = "n, the replicas of every partition, at most the node count", .symbol = "N",
+     .from_copies = true},
     {.name = "spread", .kind = param_kind::name, .name_default = "node", .names = spread_levels,
-     .meaning = "the level a partition's replicas are kept apart at"},
+     .meaning = "the level a partition's replicas are kept apart at", .symbol = "LEVEL",
+     .from_copies = true},
     // A document that states no contract was written by contract 1 (keyplace-cli writes 2).
     {.name = "contract", .number_default = 1, .min = 1, .max = 2, .range_checked = true, .noun = "contract",
-     .meaning = "the claim rules: 1, the first release's; 2, domain limits as Swift's ring builder",
-     .implicit_default = true},
+     .meaning = "the claim rules: 1, the first release's; 2, domain limits as Swift's ring builder", .symbol = "C",
+     .implicit_default = true, .number_stated = 2},
 };
 
 }  // namespace detail::table
