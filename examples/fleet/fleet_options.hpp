@@ -253,29 +253,30 @@ inline auto usage() -> std::string {
     return u;
 }
 
+/// The options of argv, read by keyplace-cli's parser (--NAME VALUE, --NAME=VALUE or --FLAG,
+/// each at most once), each then set in command-line order; nothing: --help.
 inline auto parse(int argc, char** argv) -> std::optional<options> {
+    const auto& table = option_table();
+    std::vector<keyplace_cli::option_spec> known;
+    for (const auto& s : table) {
+        known.push_back({s.name, s.value != nullptr ? s.value : "", s.help});
+    }
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    std::optional<keyplace_cli::parsed_args> given;
+    try {
+        given.emplace(args, known);
+    } catch (const keyplace_cli::cli_error& e) {
+        throw failure(e.what(), 2);
+    }
+    if (given->help()) {
+        return std::nullopt;
+    }
     options o;
-    std::vector<const option_spec*> given;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--help" || a == "-h") {
-            return std::nullopt;
-        }
-        const auto& t = option_table();
-        const auto it = std::find_if(t.begin(), t.end(), [&](const option_spec& s) {
-            return a.size() > 2 && a.substr(0, 2) == "--" && a.substr(2) == s.name;
-        });
-        if (it == t.end()) {
-            throw failure("unknown option " + keyplace_cli::quote(a) + " (--help lists them)", 2);
-        }
-        if (std::find(given.begin(), given.end(), &*it) != given.end()) {
-            throw failure(std::string("option --") + it->name + " given twice", 2);
-        }
-        given.push_back(&*it);
-        if (it->value != nullptr && i + 1 >= argc) {
-            throw failure(std::string("--") + it->name + " needs a value (" + it->value + ")", 2);
-        }
-        it->set(o, it->value != nullptr ? std::string_view(argv[++i]) : std::string_view{});
+    for (const auto name : given->names()) {
+        const auto at = static_cast<std::size_t>(
+            std::find_if(known.begin(), known.end(), [&](const keyplace_cli::option_spec& k) { return k.name == name; }) -
+            known.begin());
+        table[at].set(o, given->get(known[at]).value_or(""));
     }
     return o;
 }
