@@ -714,6 +714,31 @@ TEST_CASE("json: weights that are not finite and > 0 are refused, a null weight 
     refused(keyplace::write_description_json(d), errc::invalid_document, "nodes[0].weight");
 }
 
+TEST_CASE("json: the header is checked by the builder's one check, in its words, at its path", "[json]") {
+    // parent_epoch at or above epoch, and a cluster outside the name grammar: the reader refuses
+    // them with detail::check_header, the check snapshot::try_build makes of a C++ description.
+    for (const std::uint64_t parent : {42U, 43U}) {
+        auto j = base();
+        j["parent_epoch"] = parent;
+        refused(j.dump(), errc::invalid_document, "parent_epoch");
+        error_info err;
+        (void)keyplace::read_description_json(j.dump(), err);
+        CHECK(err.message() == "parent_epoch: parent_epoch " + std::to_string(parent) + " is not below epoch 42");
+        CHECK(err.where() == "parent_epoch");
+        const std::string read_message = err.message();
+        auto d = keyplace::read_description_json(base().dump(), err).value();
+        d.parent_epoch = parent;
+        error_info built;
+        CHECK_FALSE(keyplace::snapshot::try_build(d, built).has_value());
+        CHECK(built.code() == errc::invalid_document);
+        CHECK(built.where() == "parent_epoch");
+        CHECK("parent_epoch: " + built.message() == read_message);
+    }
+    auto j = base();
+    j["cluster"] = "c d";
+    refused(j.dump(), errc::invalid_document, "cluster");
+}
+
 TEST_CASE("json: integers outside their range, negative or fractional are refused", "[json]") {
     struct bad {
         std::string path;

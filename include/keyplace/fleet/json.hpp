@@ -405,9 +405,6 @@ public:
         if (auto f = text(doc, top / "cluster", true, d.cluster)) {
             return f;
         }
-        if (auto f = check_name(name_kind::cluster, d.cluster)) {
-            return bad(errc::invalid_document, top / "cluster", f.message());
-        }
         if (auto f = whole(doc, top / "epoch", true, 1, d.epoch)) {
             return f;
         }
@@ -415,9 +412,8 @@ public:
         if (auto f = whole(doc, top / "parent_epoch", false, 0, d.parent_epoch)) {
             return f;
         }
-        if (d.parent_epoch >= d.epoch) {
-            return bad(errc::invalid_document, top / "parent_epoch",
-                       std::to_string(d.parent_epoch) + " is not below epoch " + std::to_string(d.epoch));
+        if (auto f = checked(check_header(d))) {  // the builder's check of the header
+            return f;
         }
         if (auto f = strategy(doc, top / "strategy", d.strategy)) {
             return f;

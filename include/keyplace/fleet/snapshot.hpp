@@ -385,7 +385,6 @@ private:
     using variant = placement::strategy_variant;
 
     auto assign(const snapshot_description& d) -> detail::failure;
-    static auto check_header(const snapshot_description& d) -> detail::failure;
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
                          const placement* from = nullptr) const -> detail::failure;
     /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
@@ -645,33 +644,6 @@ KEYPLACE_DETAIL_INLINE auto snapshot::try_successor(std::span<const std::pair<st
         detail::write_partition_spans(*next, *pending_, d.nodes);
     }
     return d;
-}
-
-KEYPLACE_DETAIL_INLINE auto snapshot::check_header(const snapshot_description& d) -> detail::failure {
-    if (!detail::snapshot_format_minor(d.format)) {
-        return detail::fail(errc::invalid_document, "format " + detail::quote(d.format) +
-                                                        " is not one this library reads (" +
-                                                        std::string(snapshot_format) + ")")
-            .at("format");
-    }
-    if (auto bad = check_name(name_kind::cluster, d.cluster)) {
-        return detail::fail(errc::invalid_document, bad.message()).at("cluster");
-    }
-    if (d.epoch == 0) {
-        // successor() of the last epoch: epoch + 1 wrapped to 0.
-        return detail::fail(errc::invalid_document,
-                            d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
-                                ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
-                                      ": the epoch would overflow (2^64-1 is the last)"
-                                : std::string("epoch 0: epochs start at 1"))
-            .at("epoch");
-    }
-    if (d.parent_epoch >= d.epoch) {
-        return detail::fail(errc::invalid_document, "parent_epoch " + std::to_string(d.parent_epoch) +
-                                                        " is not below epoch " + std::to_string(d.epoch))
-            .at("parent_epoch");
-    }
-    return {};
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uint32_t>& members,
@@ -957,7 +929,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::verify() const -> bool {
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> detail::failure {
-    if (auto f = check_header(d)) {
+    if (auto f = detail::check_header(d)) {
         return f;
     }
     d_ = d;

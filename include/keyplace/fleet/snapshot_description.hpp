@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -311,6 +312,34 @@ template <class Key>
     return fail(errc::invalid_override, "override key " + quote(list[repeat->first].key) +
                                             " is also the key of overrides[" + std::to_string(repeat->second) + "]")
         .at("overrides[" + std::to_string(repeat->first) + "].key");
+}
+
+/// The one check of a description's header, for the document reader and the snapshot builder:
+/// a format this library reads, a cluster name in the grammar, epoch 1 and up, parent_epoch
+/// below epoch (invalid_document; where() names the field).
+[[nodiscard]] inline auto check_header(const snapshot_description& d) -> failure {
+    if (!snapshot_format_minor(d.format)) {
+        return fail(errc::invalid_document,
+                    "format " + quote(d.format) + " is not one this library reads (" + std::string(snapshot_format) + ")")
+            .at("format");
+    }
+    if (auto bad = check_name(name_kind::cluster, d.cluster)) {
+        return fail(errc::invalid_document, bad.message()).at("cluster");
+    }
+    if (d.epoch == 0) {
+        // successor() of the last epoch: epoch + 1 wrapped to 0.
+        return fail(errc::invalid_document, d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
+                                                ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
+                                                      ": the epoch would overflow (2^64-1 is the last)"
+                                                : std::string("epoch 0: epochs start at 1"))
+            .at("epoch");
+    }
+    if (d.parent_epoch >= d.epoch) {
+        return fail(errc::invalid_document,
+                    "parent_epoch " + std::to_string(d.parent_epoch) + " is not below epoch " + std::to_string(d.epoch))
+            .at("parent_epoch");
+    }
+    return {};
 }
 
 /// The strategy member a snapshot node becomes.
