@@ -9,6 +9,7 @@
 
 #include <keyplace/analysis.hpp>
 #include <keyplace/detail/splitmix.hpp>
+#include <keyplace/detail/text.hpp>
 #include <keyplace/bounded_load.hpp>
 #include <keyplace/fleet/publisher.hpp>
 #include <keyplace/fleet/snapshot.hpp>
@@ -797,62 +798,85 @@ auto text_report(const std::vector<arm_result>& arms, const std::map<std::string
     return out;
 }
 
+using keyplace::detail::json_writer;
+
 // "servers":[{"port":P,"pid":N},...]
-auto servers_json(const std::vector<server>& servers) -> std::string {
-    std::string pids;
+void servers_json(json_writer& w, const std::vector<server>& servers) {
+    w.key("servers").begin_array();
     for (const auto& s : servers) {
-        pids += (pids.empty() ? "" : ",") + std::string("{\"port\":") + std::to_string(s.port) +
-                ",\"pid\":" + std::to_string(s.pid) + "}";
+        w.begin_object().member("port", s.port).member("pid", s.pid).end_object();
     }
-    return "\"servers\":[" + pids + "]";
+    w.end_array();
 }
 
-auto windows_json(const std::vector<window_stats>& windows) -> std::string {
-    std::string out = "[";
-    for (std::size_t k = 0; k < windows.size(); ++k) {
-        const auto& w = windows[k];
-        out += std::string(k == 0 ? "" : ",") + "{\"phase\":\"" + w.phase + "\",\"epoch\":" + std::to_string(w.epoch) +
-               ",\"gets\":" + std::to_string(w.gets) + ",\"hit_rate\":" + fmt("%.4f", w.hit_rate()) +
-               ",\"db_reads\":" + std::to_string(w.db_reads) + ",\"stale_hits\":" + std::to_string(w.stale) +
-               ",\"old_epoch_requests\":" + std::to_string(w.old_epoch) +
-               ",\"old_owner_requests\":" + std::to_string(w.old_owner) + "}";
+void windows_json(json_writer& w, const std::vector<window_stats>& windows) {
+    w.begin_array();
+    for (const auto& x : windows) {
+        w.begin_object()
+            .member("phase", x.phase)
+            .member("epoch", x.epoch)
+            .member("gets", x.gets)
+            .key("hit_rate")
+            .raw(fmt("%.4f", x.hit_rate()))
+            .member("db_reads", x.db_reads)
+            .member("stale_hits", x.stale)
+            .member("old_epoch_requests", x.old_epoch)
+            .member("old_owner_requests", x.old_owner)
+            .end_object();
     }
-    return out + "]";
+    w.end_array();
 }
+
+// A figure written with fixed precision.
+struct fixed {
+    std::string_view name;
+    const char* format;
+    double value;
+};
 
 auto json_report(const options& o, const std::vector<server>& servers, const std::vector<arm_result>& arms,
                  const std::map<std::string, const arm_result*>& controls) -> std::string {
-    std::string out = "{\"format\":\"keyplace.fleet/1\"," + servers_json(servers) + ",\"keys\":" + std::to_string(o.keys) +
-                      ",\"window\":" + std::to_string(o.window) + ",\"writes\":" + fmt("%.4f", o.writes) +
-                      ",\"prefill\":" + fmt("%.3f", o.prefill) + ",\"arms\":[";
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-        const auto& a = arms[i];
-        out += (i == 0 ? "\n" : ",\n");
-        out += "{\"strategy\":\"" + a.strategy + "\",\"rule\":\"" + a.rule + "\",\"alpha\":\"" + alpha_name(a.alpha) +
-               "\",\"seed\":" + std::to_string(a.seed) + ",\"windows\":" + windows_json(a.windows);
+    json_writer w;
+    w.begin_object().member("format", "keyplace.fleet/1");
+    servers_json(w, servers);
+    w.member("keys", o.keys).member("window", o.window);
+    w.key("writes").raw(fmt("%.4f", o.writes)).key("prefill").raw(fmt("%.3f", o.prefill));
+    w.key("arms").begin_array();
+    for (const auto& a : arms) {
+        w.begin_object()
+            .member("strategy", a.strategy)
+            .member("rule", a.rule)
+            .member("alpha", alpha_name(a.alpha))
+            .member("seed", a.seed)
+            .key("windows");
+        windows_json(w, a.windows);
         if (a.rule != "control") {
             const auto& c = *controls.at(control_key(a));
-            out += ",\"events\":{";
-            for (std::size_t e = 0; e < event_names.size(); ++e) {
-                const auto f = figures(a, c, event_names[e]);
-                out += std::string(e == 0 ? "" : ",") + "\"" + event_names[e] + "\":{\"kept_requests_predicted\":" +
-                       fmt("%.4f", f.predicted_requests) + ",\"kept_keys_predicted\":" +
-                       fmt("%.4f", f.predicted_keys) + ",\"kept_measured\":" + fmt("%.4f", f.measured) +
-                       ",\"first_window_hit_rate\":" + fmt("%.4f", f.first_hit) +
-                       ",\"control_first_window_hit_rate\":" + fmt("%.4f", f.control_first_hit) +
-                       ",\"first_window_miss_ratio\":" + fmt("%.3f", f.first_miss_ratio) +
-                       ",\"db_load_multiple\":" + fmt("%.3f", f.db_multiple) +
-                       ",\"extra_db_reads\":" + std::to_string(f.extra_db) +
-                       ",\"windows_to_recover\":" + std::to_string(f.recovery) +
-                       ",\"stale_hits\":" + std::to_string(f.stale) +
-                       ",\"old_epoch_requests\":" + std::to_string(f.old_epoch) + "}";
+            w.key("events").begin_object();
+            for (const auto& event : event_names) {
+                const auto f = figures(a, c, event);
+                w.key(event).begin_object();
+                for (const auto& [name, format, value] :
+                     {fixed{"kept_requests_predicted", "%.4f", f.predicted_requests},
+                      fixed{"kept_keys_predicted", "%.4f", f.predicted_keys}, fixed{"kept_measured", "%.4f", f.measured},
+                      fixed{"first_window_hit_rate", "%.4f", f.first_hit},
+                      fixed{"control_first_window_hit_rate", "%.4f", f.control_first_hit},
+                      fixed{"first_window_miss_ratio", "%.3f", f.first_miss_ratio},
+                      fixed{"db_load_multiple", "%.3f", f.db_multiple}}) {
+                    w.key(name).raw(fmt(format, value));
+                }
+                w.member("extra_db_reads", f.extra_db)
+                    .member("windows_to_recover", f.recovery)
+                    .member("stale_hits", f.stale)
+                    .member("old_epoch_requests", f.old_epoch)
+                    .end_object();
             }
-            out += "}";
+            w.end_object();
         }
-        out += "}";
+        w.end_object();
     }
-    out += "\n]}\n";
-    return out;
+    w.end_array().end_object();
+    return std::move(w).str() + "\n";
 }
 
 // The hit-rate timeline: one line per strategy, the control dashed, the events marked.
@@ -1656,37 +1680,50 @@ auto clients_text(const options& o, const std::string& endpoint, const std::vect
 
 auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
                   const std::vector<clients_arm>& arms) -> std::string {
-    std::string out = "{\"format\":\"keyplace.fleet.clients/1\",\"endpoint\":\"" + endpoint +
-                      "\",\"etcd_pid\":" + std::to_string(etcd_pid) + "," + servers_json(servers) +
-                      ",\"clients\":" + std::to_string(o.clients) + ",\"late_ms\":" + std::to_string(o.late_ms) +
-                      ",\"barrier\":" + (o.no_barrier ? "false" : "true") + ",\"keys\":" + std::to_string(o.keys) +
-                      ",\"window\":" + std::to_string(o.window) + ",\"arms\":[";
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-        const auto& a = arms[i];
-        out += std::string(i == 0 ? "\n" : ",\n") + "{\"strategy\":\"" + a.spec.strategy + "\",\"rule\":\"" +
-               a.spec.rule + "\",\"alpha\":\"" + alpha_name(a.spec.alpha) + "\",\"seed\":" +
-               std::to_string(a.spec.seed) + ",\"stale_hits\":" + std::to_string(stale_total(a)) + ",\"clients\":[";
+    json_writer w;
+    w.begin_object().member("format", "keyplace.fleet.clients/1").member("endpoint", endpoint).member("etcd_pid", etcd_pid);
+    servers_json(w, servers);
+    w.member("clients", o.clients)
+        .member("late_ms", o.late_ms)
+        .member("barrier", !o.no_barrier)
+        .member("keys", o.keys)
+        .member("window", o.window);
+    w.key("arms").begin_array();
+    for (const auto& a : arms) {
+        w.begin_object()
+            .member("strategy", a.spec.strategy)
+            .member("rule", a.spec.rule)
+            .member("alpha", alpha_name(a.spec.alpha))
+            .member("seed", a.spec.seed)
+            .member("stale_hits", stale_total(a))
+            .key("clients")
+            .begin_array();
         for (std::size_t k = 0; k < a.clients.size(); ++k) {
             const auto& c = a.clients[k];
-            out += std::string(k == 0 ? "" : ",") + "{\"id\":\"" + c.id + "\",\"pid\":" + std::to_string(a.pids[k]) +
-                   ",\"late\":" + (c.late ? "true" : "false") + ",\"adoption_ms\":{";
+            w.begin_object().member("id", c.id).member("pid", a.pids[k]).member("late", c.late);
+            w.key("adoption_ms").begin_object();
             for (std::size_t e = 2; e <= 1 + 2 * event_names.size(); ++e) {  // epoch 1 precedes the clients
-                out += std::string(e == 2 ? "" : ",") + "\"" + std::to_string(e) + "\":" +
-                       (c.adoption_ms[e] < 0 ? std::string("null") : fmt("%.2f", c.adoption_ms[e]));
+                w.key(std::to_string(e)).raw(c.adoption_ms[e] < 0 ? std::string("null") : fmt("%.2f", c.adoption_ms[e]));
             }
-            out += "},\"events\":{";
-            for (std::size_t e = 0; e < event_names.size(); ++e) {
-                const auto x = client_event_of(c, event_names[e]);
-                out += std::string(e == 0 ? "" : ",") + "\"" + event_names[e] + "\":{\"gets\":" + std::to_string(x.gets) +
-                       ",\"old_epoch_requests\":" + std::to_string(x.old_epoch) +
-                       ",\"old_owner_requests\":" + std::to_string(x.old_owner) +
-                       ",\"stale_hits\":" + std::to_string(x.stale) + "}";
+            w.end_object().key("events").begin_object();
+            for (const auto& event : event_names) {
+                const auto x = client_event_of(c, event);
+                w.key(event)
+                    .begin_object()
+                    .member("gets", x.gets)
+                    .member("old_epoch_requests", x.old_epoch)
+                    .member("old_owner_requests", x.old_owner)
+                    .member("stale_hits", x.stale)
+                    .end_object();
             }
-            out += "},\"windows\":" + windows_json(c.windows) + "}";
+            w.end_object().key("windows");
+            windows_json(w, c.windows);
+            w.end_object();
         }
-        out += "]}";
+        w.end_array().end_object();
     }
-    return out + "\n]}\n";
+    w.end_array().end_object();
+    return std::move(w).str() + "\n";
 }
 
 auto run_clients(const options& o, const std::string& memcached) -> int {
