@@ -14,7 +14,7 @@
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
-#include <keyplace/replicas.hpp>
+#include <keyplace/failure_domain.hpp>
 #include <keyplace/version.hpp>
 
 #include <algorithm>

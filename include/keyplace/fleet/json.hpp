@@ -11,7 +11,7 @@
 #include <keyplace/config.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
-#include <keyplace/replicas.hpp>
+#include <keyplace/failure_domain.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/version.hpp>
 
