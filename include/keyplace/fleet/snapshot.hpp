@@ -149,17 +149,21 @@ public:
     [[nodiscard]] auto size() const noexcept -> std::size_t { return members_.size(); }
     /// The index into snapshot::nodes() of strategy node i.
     [[nodiscard]] auto member(node_index i) const noexcept -> std::uint32_t { return members_[i.value]; }
+    /// The point of a key under S's key hash.
+    template <class S>
+    [[nodiscard]] static auto key_point(const S&, std::string_view key) noexcept -> std::uint64_t {
+        return static_cast<std::uint64_t>(hash_key(typename S::key_hash{}, key));
+    }
     /// The point of a key under this strategy's key hash.
     [[nodiscard]] auto point_of(std::string_view key) const noexcept -> std::uint64_t {
-        return std::visit(
-            [&](const auto& s) -> std::uint64_t {
-                using S = std::remove_cvref_t<decltype(s)>;
-                return static_cast<std::uint64_t>(hash_key(typename S::key_hash{}, key));
-            },
-            *strategy_);
+        return std::visit([&](const auto& s) { return key_point(s, key); }, *strategy_);
     }
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
         return std::visit([&](const auto& s) { return s.pick(point); }, *strategy_);
+    }
+    /// pick(point_of(key)) in one dispatch on the strategy.
+    [[nodiscard]] auto pick_key(std::string_view key) const noexcept -> node_index {
+        return std::visit([&](const auto& s) { return s.pick(key_point(s, key)); }, *strategy_);
     }
     /// The snapshot node (index into snapshot::nodes()) that owns a key: its override if the
     /// snapshot has one for it, else the strategy's owner. O(log overrides) string comparisons
@@ -170,11 +174,11 @@ public:
                 return *o;
             }
         }
-        return member(pick(point_of(key)));
+        return member(pick_key(key));
     }
     /// The strategy's owner of a key, overrides aside (what the probe digest records).
     [[nodiscard]] auto strategy_owner(std::string_view key) const noexcept -> std::uint32_t {
-        return member(pick(point_of(key)));
+        return member(pick_key(key));
     }
     /// The copies of a key: for an overridden key its node first, then the strategy's copies
     /// without it (one fewer of them; spread across failure domains is then not guaranteed),
