@@ -6,9 +6,9 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
-#include <keyplace/detail/bucket_rehash.hpp>
+#include <keyplace/detail/engine/bucket_rehash.hpp>
 #include <keyplace/detail/fast_mod.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

@@ -7,7 +7,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>

@@ -5,7 +5,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/fast_mod.hpp>
-#include <keyplace/detail/slot_table.hpp>
+#include <keyplace/detail/engine/slot_table.hpp>
 #include <keyplace/detail/weight.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>

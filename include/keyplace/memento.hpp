@@ -6,8 +6,8 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
-#include <keyplace/detail/bucket_rehash.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/bucket_rehash.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/jump.hpp>

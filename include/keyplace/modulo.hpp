@@ -4,7 +4,7 @@
 #define KEYPLACE_MODULO_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

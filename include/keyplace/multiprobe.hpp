@@ -5,8 +5,8 @@
 #define KEYPLACE_MULTIPROBE_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/lifecycle.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

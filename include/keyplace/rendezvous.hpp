@@ -8,7 +8,7 @@
 #include <keyplace/concepts.hpp>
 #include <keyplace/config.hpp>
 #include <keyplace/detail/lazy.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/detail/log2.hpp>
 #include <keyplace/detail/weight.hpp>
 #include <keyplace/detail/wide.hpp>

@@ -6,7 +6,7 @@
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/rounding.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

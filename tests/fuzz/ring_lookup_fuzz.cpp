@@ -1,4 +1,4 @@
-// Fuzz target: the sorted-ring engine (detail/sorted_ring.hpp) behind every ring — its prefix
+// Fuzz target: the sorted-ring engine (detail/engine/sorted_ring.hpp) behind every ring — its prefix
 // index, its direct owner table of 16-, 32- or 64-bit entries with records for crowded buckets —
 // against a plain binary search, through compat::point_ring over points the fuzzer chooses, of
 // every width and signedness, under both lookup rules.

@@ -5,7 +5,7 @@
 #define KEYPLACE_COMPAT_CASSANDRA_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>

@@ -16,8 +16,8 @@
 #include <keyplace/detail/fast_mod.hpp>
 #include <keyplace/detail/murmur2.hpp>
 #include <keyplace/detail/rounding.hpp>
-#include <keyplace/detail/slot_table.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/slot_table.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>

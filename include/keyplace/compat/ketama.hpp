@@ -32,7 +32,7 @@
 #include <keyplace/config.hpp>
 #include <keyplace/detail/md5.hpp>
 #include <keyplace/detail/lazy.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>

@@ -4,7 +4,7 @@
 #define KEYPLACE_COMPAT_POINT_RING_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/sorted_ring.hpp>
+#include <keyplace/detail/engine/sorted_ring.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

@@ -5,7 +5,7 @@
 #define KEYPLACE_COMPAT_REDIS_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/slot_table.hpp>
+#include <keyplace/detail/engine/slot_table.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>

@@ -7,7 +7,7 @@
 #ifndef KEYPLACE_FLEET_STRATEGY_TABLE_HPP_INCLUDED
 #define KEYPLACE_FLEET_STRATEGY_TABLE_HPP_INCLUDED
 
-#include <keyplace/detail/strategy_kinds.hpp>
+#include <keyplace/detail/engine/strategy_kinds.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/fleet/snapshot_description.hpp>
 #include <keyplace/version.hpp>

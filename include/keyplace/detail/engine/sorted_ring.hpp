@@ -3,13 +3,13 @@
 // lookup (first point >= h, or first point > h), the walk, holders and arc regions. Every ring
 // is a configuration of it: the native ring, ketama's continuums, Envoy's ring hash,
 // Cassandra's token ring. Not API.
-#ifndef KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
-#define KEYPLACE_DETAIL_SORTED_RING_HPP_INCLUDED
+#ifndef KEYPLACE_DETAIL_ENGINE_SORTED_RING_HPP_INCLUDED
+#define KEYPLACE_DETAIL_ENGINE_SORTED_RING_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/lazy.hpp>
-#include <keyplace/detail/engine_strategy.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/engine_strategy.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>

@@ -3,14 +3,14 @@
 // Maglev population loop (Eisenbud et al., NSDI 2016) with the turn rule as a policy; the walk,
 // holders and residue regions. The native Maglev, Envoy's Maglev and Redis Cluster's slot map are
 // configurations of it. Not API.
-#ifndef KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
-#define KEYPLACE_DETAIL_SLOT_TABLE_HPP_INCLUDED
+#ifndef KEYPLACE_DETAIL_ENGINE_SLOT_TABLE_HPP_INCLUDED
+#define KEYPLACE_DETAIL_ENGINE_SLOT_TABLE_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/fast_mod.hpp>
-#include <keyplace/detail/engine_strategy.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/engine_strategy.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>

@@ -1,12 +1,12 @@
 // keyplace — which node owns a key. The one lifecycle of every strategy: build and try_build,
 // the derivations (with/without, or push_back/pop_back) and their try_ forms, the join and leave
 // checks, and the node list with find() and node(). Not API: strategies inherit it.
-#ifndef KEYPLACE_DETAIL_LIFECYCLE_HPP_INCLUDED
-#define KEYPLACE_DETAIL_LIFECYCLE_HPP_INCLUDED
+#ifndef KEYPLACE_DETAIL_ENGINE_LIFECYCLE_HPP_INCLUDED
+#define KEYPLACE_DETAIL_ENGINE_LIFECYCLE_HPP_INCLUDED
 
 #include <keyplace/config.hpp>
 #include <keyplace/detail/lazy.hpp>
-#include <keyplace/detail/strategy_kinds.hpp>
+#include <keyplace/detail/engine/strategy_kinds.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>

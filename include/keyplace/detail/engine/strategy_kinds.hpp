@@ -1,7 +1,7 @@
 // keyplace — which node owns a key. Two facts about a strategy that its lifecycle fixes and the
 // strategy table states: which derivations it offers, and how it orders its nodes.
-#ifndef KEYPLACE_DETAIL_STRATEGY_KINDS_HPP_INCLUDED
-#define KEYPLACE_DETAIL_STRATEGY_KINDS_HPP_INCLUDED
+#ifndef KEYPLACE_DETAIL_ENGINE_STRATEGY_KINDS_HPP_INCLUDED
+#define KEYPLACE_DETAIL_ENGINE_STRATEGY_KINDS_HPP_INCLUDED
 
 #include <keyplace/version.hpp>
 

@@ -1,10 +1,10 @@
 // keyplace — which node owns a key. A strategy over an engine (the sorted ring or the slot
 // table): the lifecycle plus the query surface every engine shares, written once. Not API.
-#ifndef KEYPLACE_DETAIL_ENGINE_STRATEGY_HPP_INCLUDED
-#define KEYPLACE_DETAIL_ENGINE_STRATEGY_HPP_INCLUDED
+#ifndef KEYPLACE_DETAIL_ENGINE_ENGINE_STRATEGY_HPP_INCLUDED
+#define KEYPLACE_DETAIL_ENGINE_ENGINE_STRATEGY_HPP_INCLUDED
 
 #include <keyplace/concepts.hpp>
-#include <keyplace/detail/lifecycle.hpp>
+#include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/hash.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
