@@ -9,9 +9,14 @@
 
 #if KEYPLACE_CLI_SNAPSHOTS
 #include <nlohmann/json.hpp>  // edits documents (json.hpp includes it only in header-only builds)
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -26,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -934,6 +940,38 @@ TEST_CASE("cli: the strategies are the strategy table's rows, with the table's o
           run_cli({"locate", "--strategy", "anchor", "--nodes", "a,b,c", "--capacity", "3"}, keys).out);
     // Redis: ID= on every node gives no node a slot (bare ids are the even split).
     expect_failure(run_cli({"locate", "--strategy", "redis", "--nodes", "a=,b="}, "k\n"), 2, "no node holds a slot");
+}
+
+TEST_CASE("cli: a node list is read once, so a pipe serves as a node file", "[cli]") {
+    // A FIFO yields its text to the first open only. The writer thread then offers an immediate
+    // end of file to any second reader for half a second: a second read of the list would see
+    // no nodes and fail, rather than hang.
+    const auto fifo = (std::filesystem::temp_directory_path() / "kp_cli_nodes.fifo").string();
+    std::filesystem::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    for (const char* strategy : {"ketama", "ring", "hash-ring"}) {
+        INFO(strategy);
+        std::thread writer([&] {
+            {
+                std::ofstream out(fifo);
+                out << "a\nb\nc\n";
+            }
+            for (int i = 0; i < 50; ++i) {
+                const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+                if (fd >= 0) {  // a second reader is waiting: give it the end of the file
+                    ::close(fd);
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+        });
+        const auto r = run_cli({"stats", "--strategy", strategy, "--nodes", "@" + fifo, "--key-count", "300"});
+        writer.join();
+        CHECK(r.status == 0);
+        CHECK(r.err.empty());
+        CHECK_THAT(r.out, Catch::Matchers::Contains("3 nodes"));
+    }
+    std::filesystem::remove(fifo);
 }
 
 #if KEYPLACE_CLI_SNAPSHOTS
@@ -2094,6 +2132,31 @@ TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name gra
     }
 }
 #endif
+
+TEST_CASE("cli: snapshot create takes a partition table's copies from --copies alone, and next adds a slotless Redis master", "[cli][snapshot]") {
+    // --spread shapes the copies --copies asks for; without --copies it changes nothing (a table
+    // of one replica, spread over nodes), as before the CLI read its strategies from the table.
+    const std::vector<std::string_view> plain{"snapshot", "create", "--strategy", "partitions", "--partitions", "64",
+                                              "--nodes", "a,b,c", "--cluster", "c"};
+    auto spread = plain;
+    spread.insert(spread.end(), {"--spread", "rack"});
+    const auto without = run_cli(plain);
+    const auto with = run_cli(spread);
+    REQUIRE(without.status == 0);
+    CHECK(with.status == 0);
+    CHECK(with.out == without.out);
+    // snapshot next --add ID=: a master that holds no slot joins a map whose nodes hold them all.
+    const auto map = run_cli({"snapshot", "create", "--strategy", "redis", "--nodes", "a=0-8191,b=8192-16383",
+                              "--cluster", "c"});
+    REQUIRE(map.status == 0);
+    const auto next = run_cli({"snapshot", "next", temp_file("kp_cli_redis1.json", map.out), "--add", "c="});
+    CHECK(next.status == 0);
+    CHECK(next.err.empty());
+    CHECK_THAT(next.out, Catch::Matchers::Contains("\"id\": \"c\""));
+    // Every node listed ID= in one list gives no node a slot: refused, not split evenly.
+    expect_failure(run_cli({"snapshot", "create", "--strategy", "redis", "--nodes", "a=,b=", "--cluster", "c"}), 2,
+                   "no node holds a slot");
+}
 
 TEST_CASE("cli: partitions documents record their claim contract, and next keeps it", "[cli][snapshot][partitions]") {
     const std::vector<std::string_view> create{"snapshot", "create", "--strategy", "partitions", "--partitions", "64",

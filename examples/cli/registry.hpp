@@ -271,17 +271,23 @@ constexpr auto row_options() {
     return out;
 }
 
+/// Where a command's copies options are: --replicas and --spread of the command itself (locate,
+/// whose copies a partition table holds), or elsewhere (snapshot create's --copies, which the
+/// caller applies).
+enum class copies_from { command, caller };
+
 /// The strategy row's parameters a command line gives: the options given, each implicit default
-/// at the value new descriptions state, and the copies parameters from the command's own
-/// --replicas and --spread (locate), if given (the rest take the row's defaults).
+/// at the value new descriptions state, and with copies_from::command the copies parameters from
+/// the command's --replicas and --spread, if given (the rest take the row's defaults).
 template <class E>
-auto given_params(const parsed_args& a) -> std::map<std::string, keyplace::strategy_param, std::less<>> {
+auto given_params(const parsed_args& a, copies_from copies = copies_from::command)
+    -> std::map<std::string, keyplace::strategy_param, std::less<>> {
     std::map<std::string, keyplace::strategy_param, std::less<>> params;
     if constexpr (requires { E::row; }) {
         for (const auto& p : E::row.params) {
             if (p.implicit_default) {
                 params.emplace(std::string(p.name), p.number_stated);
-            } else if (p.from_copies) {
+            } else if (p.from_copies && copies == copies_from::command) {
                 if (const auto v = a.get(option_spec{p.name, "", ""})) {
                     if (p.kind == keyplace::param_kind::name) {
                         params.emplace(std::string(p.name), std::string(*v));
@@ -300,10 +306,14 @@ auto given_params(const parsed_args& a) -> std::map<std::string, keyplace::strat
     return params;
 }
 
+/// Whether a SPEC lists every node of the strategy (locate, snapshot create) or nodes to add
+/// to a snapshot's (snapshot next --add).
+enum class spec_scope { all_nodes, added_nodes };
+
 /// The snapshot nodes of a SPEC for a strategy row: plain members, or with the per-node data the
-/// row takes (Cassandra's tokens, Redis slot ranges, chosen points).
-inline auto spec_nodes(const keyplace::strategy_row& row, const std::string& spec)
-    -> std::vector<keyplace::snapshot_node> {
+/// row takes (Cassandra's tokens, Redis slot ranges, chosen points). The SPEC is read once.
+inline auto spec_nodes(const keyplace::strategy_row& row, const std::string& spec,
+                       spec_scope scope = spec_scope::all_nodes) -> std::vector<keyplace::snapshot_node> {
     std::vector<keyplace::snapshot_node> out;
     switch (row.per_node) {
         case keyplace::node_data::tokens:
@@ -324,7 +334,7 @@ inline auto spec_nodes(const keyplace::strategy_row& row, const std::string& spe
             return out;
         case keyplace::node_data::slots: {
             const auto r = parse_redis_spec(spec);
-            if (r.explicit_ranges && r.ranges.empty()) {
+            if (scope == spec_scope::all_nodes && r.explicit_ranges && r.ranges.empty()) {
                 // Bare ids split the slots evenly; ID= on every node gives none to anyone.
                 input_error("no node holds a slot (give slot ranges, or bare ids for an even split)");
             }
@@ -343,10 +353,11 @@ inline auto spec_nodes(const keyplace::strategy_row& row, const std::string& spe
         case keyplace::node_data::partition_spans:
             break;
     }
+    const auto members = parse_spec(spec);
     if (row.whole_weights) {
-        (void)ketama_servers(spec);  // its words for a weight that is not a whole number
+        check_ketama_weights(members);
     }
-    for (const auto& m : parse_spec(spec)) {
+    for (const auto& m : members) {
         out.push_back({m.id, "", m.weight, m.where});
     }
     return out;

@@ -193,7 +193,7 @@ auto snapshot_create(const parsed_args& a) -> std::string {
     d.parent_epoch = parent_epoch_option.find(a).value_or(d.epoch - 1);
     d.strategy.name = std::string(E::name);
     // The options given, and each implicit default (the partitions contract) as new documents state it.
-    d.strategy.params = given_params<E>(a);
+    d.strategy.params = given_params<E>(a, copies_from::caller);  // --copies, below
     d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
     apply_states(a, d.nodes, "--nodes");
     auto addresses = id_values(a, addresses_option.spec);
@@ -259,7 +259,7 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
         if (row == nullptr) {
             usage_error("--add: strategy " + quote(d.strategy.name) + " has no SPEC form here");
         }
-        for (auto& n : spec_nodes(*row, *add)) {
+        for (auto& n : spec_nodes(*row, *add, spec_scope::added_nodes)) {
             n.state = keyplace::node_state::joining;
             d.nodes.push_back(std::move(n));
         }

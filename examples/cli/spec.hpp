@@ -23,6 +23,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -217,14 +218,22 @@ inline auto parse_spec(const std::string& spec) -> std::vector<keyplace::node> {
     return parse_entries(spec, parse_node);
 }
 
-/// The ketama servers of SPEC: ids as addresses, weights as whole numbers.
-inline auto ketama_servers(const std::string& spec) -> std::vector<keyplace::compat::ketama_server> {
-    std::vector<keyplace::compat::ketama_server> servers;
-    for (const auto& n : parse_spec(spec)) {
+/// Refuses a weight that is not a whole number (ketama's weights are point counts).
+inline void check_ketama_weights(std::span<const keyplace::node> nodes) {
+    for (const auto& n : nodes) {
         // The largest double below 2^64, so the conversion is exact; 0 is the library's to refuse.
         if (!(n.weight >= 0 && n.weight <= 18446744073709549568.0 && n.weight == std::floor(n.weight))) {
             input_error("ketama weight " + shortest(n.weight) + " of server " + quote(n.id) + " is not a whole number");
         }
+    }
+}
+
+/// The ketama servers of SPEC: ids as addresses, weights as whole numbers.
+inline auto ketama_servers(const std::string& spec) -> std::vector<keyplace::compat::ketama_server> {
+    const auto nodes = parse_spec(spec);
+    check_ketama_weights(nodes);
+    std::vector<keyplace::compat::ketama_server> servers;
+    for (const auto& n : nodes) {
         servers.push_back({n.id, static_cast<std::uint64_t>(n.weight)});
     }
     return servers;
