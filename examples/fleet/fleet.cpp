@@ -757,6 +757,10 @@ auto fmt(const char* f, double v) -> std::string {
     return b;
 }
 
+// A figure for JSON: fixed precision, or null where it is not finite (a ratio over a control
+// that missed nothing), which printf would write as "inf" or "nan".
+auto json_fixed(const char* f, double v) -> std::string { return std::isfinite(v) ? fmt(f, v) : "null"; }
+
 // The control of an arm: same strategy, popularity and seed.
 auto control_key(const arm_result& a) -> std::string {
     return a.strategy + "/" + alpha_name(a.alpha) + "/" + std::to_string(a.seed);
@@ -817,7 +821,7 @@ void windows_json(json_writer& w, const std::vector<window_stats>& windows) {
             .member("epoch", x.epoch)
             .member("gets", x.gets)
             .key("hit_rate")
-            .raw(fmt("%.4f", x.hit_rate()))
+            .raw(json_fixed("%.4f", x.hit_rate()))
             .member("db_reads", x.db_reads)
             .member("stale_hits", x.stale)
             .member("old_epoch_requests", x.old_epoch)
@@ -840,7 +844,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
     w.begin_object().member("format", "keyplace.fleet/1");
     servers_json(w, servers);
     w.member("keys", o.keys).member("window", o.window);
-    w.key("writes").raw(fmt("%.4f", o.writes)).key("prefill").raw(fmt("%.3f", o.prefill));
+    w.key("writes").raw(json_fixed("%.4f", o.writes)).key("prefill").raw(json_fixed("%.3f", o.prefill));
     w.key("arms").begin_array();
     for (const auto& a : arms) {
         w.begin_object()
@@ -863,7 +867,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
                       fixed{"control_first_window_hit_rate", "%.4f", f.control_first_hit},
                       fixed{"first_window_miss_ratio", "%.3f", f.first_miss_ratio},
                       fixed{"db_load_multiple", "%.3f", f.db_multiple}}) {
-                    w.key(name).raw(fmt(format, value));
+                    w.key(name).raw(json_fixed(format, value));
                 }
                 w.member("extra_db_reads", f.extra_db)
                     .member("windows_to_recover", f.recovery)
@@ -1703,7 +1707,7 @@ auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid,
             w.begin_object().member("id", c.id).member("pid", a.pids[k]).member("late", c.late);
             w.key("adoption_ms").begin_object();
             for (std::size_t e = 2; e <= 1 + 2 * event_names.size(); ++e) {  // epoch 1 precedes the clients
-                w.key(std::to_string(e)).raw(c.adoption_ms[e] < 0 ? std::string("null") : fmt("%.2f", c.adoption_ms[e]));
+                w.key(std::to_string(e)).raw(c.adoption_ms[e] < 0 ? std::string("null") : json_fixed("%.2f", c.adoption_ms[e]));
             }
             w.end_object().key("events").begin_object();
             for (const auto& event : event_names) {
