@@ -4,17 +4,22 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/analysis.hpp>
 #include <keyplace/compat/mpchash.hpp>
 #include <keyplace/detail/siphash.hpp>
 #include <keyplace/multiprobe.hpp>
+#include <keyplace/replicas.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -173,12 +178,7 @@ TEST_CASE("multiprobe: SipHash-2-4 reproduces the 64 reference vectors", "[multi
 }
 
 TEST_CASE("multiprobe: go-mpchash compat.out, 6000 of 6000", "[multiprobe][mpchash]") {
-    std::ifstream in(std::string(KEYPLACE_GOLDEN_DIR) + "/mpchash/compat.out", std::ios::binary);
-    REQUIRE(in);
-    std::vector<std::string> want;
-    for (std::string line; std::getline(in, line);) {
-        want.push_back(line);
-    }
+    const auto want = golden_lines("mpchash/compat.out");
     REQUIRE(want.size() == 6000);
     std::vector<node> buckets;
     for (int i = 1; i <= 6000; ++i) {
@@ -194,6 +194,77 @@ TEST_CASE("multiprobe: go-mpchash compat.out, 6000 of 6000", "[multiprobe][mpcha
     // Buckets stay in the order given (go's list); the points are H(b, 0).
     CHECK(m.nodes()[0].id == "shard-1");
     CHECK(m.holders() == 6000);
+}
+
+TEST_CASE("multiprobe: go-mpchash copies, load and movement follow the key's bytes, not its point", "[multiprobe][mpchash]") {
+    // go-mpchash's compat.out: line i is the owner of "shard-(i+1)" over shard-1 .. shard-6000.
+    const auto want = golden_lines("mpchash/compat.out");
+    REQUIRE(want.size() == 6000);
+    std::vector<node> buckets;
+    std::vector<std::string> keys;
+    for (int i = 1; i <= 6000; ++i) {
+        buckets.push_back({"shard-" + std::to_string(i)});
+        buckets.back().where.zone = "z" + std::to_string(i % 3);
+        keys.push_back("shard-" + std::to_string(i));
+    }
+    const auto m = std::make_shared<const mpchash>(mpchash::build(buckets));
+
+    SECTION("a replica placer's first copy is go-mpchash's owner, over the order of the key's bytes") {
+        // Before, locate() placed copies by the key's point, H(key, 1), whose order is keyplace's
+        // point rule: the first copy differed from go-mpchash's owner for most keys.
+        for (const auto level : {keyplace::failure_domain::node, keyplace::failure_domain::zone}) {
+            keyplace::replica_policy policy;
+            policy.count = 3;
+            policy.spread = level;
+            const auto placer = keyplace::replica_placer<mpchash>::build(m, policy);
+            std::size_t first_is_owner = 0;
+            std::size_t distinct_zones = 0;
+            std::size_t as_locate_n = 0;
+            for (std::size_t i = 0; i < keys.size(); ++i) {
+                std::array<node_index, 3> copies{};
+                REQUIRE(placer.locate(keys[i], copies).placed == 3);
+                first_is_owner += m->nodes()[copies[0].value].id == want[i] ? 1U : 0U;
+                std::set<std::string> zones;
+                for (const auto c : copies) {
+                    zones.insert(m->nodes()[c.value].where.zone);
+                }
+                distinct_zones += zones.size() == 3 ? 1U : 0U;
+                std::array<node_index, 3> order{};
+                REQUIRE(keyplace::locate_n(*m, keys[i], std::span<node_index>(order)) == 3);
+                as_locate_n += order == copies ? 1U : 0U;
+            }
+            CHECK(first_is_owner == 6000);
+            if (level == keyplace::failure_domain::zone) {
+                CHECK(distinct_zones == 6000);
+            } else {
+                // Spread over nodes only: the copies are the key's first three in its order.
+                CHECK(as_locate_n == 6000);
+            }
+        }
+    }
+
+    SECTION("load_of_keys counts what compat.out says, movement_of_keys moves only a removed bucket's keys") {
+        std::map<std::string, std::size_t> per_bucket;
+        for (const auto& w : want) {
+            ++per_bucket[w];
+        }
+        const auto load = keyplace::load_of_keys(*m, std::span<const std::string>(keys));
+        std::size_t same = 0;
+        for (std::size_t b = 0; b < buckets.size(); ++b) {
+            const auto it = per_bucket.find(buckets[b].id);
+            same += load.keys[b] == (it == per_bucket.end() ? 0U : it->second) ? 1U : 0U;
+        }
+        CHECK(same == 6000);
+        // The busiest bucket leaves: exactly its keys move (multi-probe's minimal movement).
+        const auto busiest = std::max_element(per_bucket.begin(), per_bucket.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+        REQUIRE(busiest->second >= 2);
+        const auto after = m->without(busiest->first);
+        const auto r = keyplace::movement_of_keys(*m, after, std::span<const std::string>(keys));
+        CHECK(r.keys == 6000);
+        CHECK(r.moved == static_cast<double>(busiest->second) / 6000.0);
+        CHECK(r.violations == 0.0);
+    }
 }
 
 TEST_CASE("multiprobe: pick and walk agree with the naive O(N K) reference", "[multiprobe]") {

@@ -82,6 +82,19 @@ inline auto sigma(double p, std::size_t n) -> double {
     return std::sqrt(p * (1.0 - p) / static_cast<double>(n));
 }
 
+/// The lines of a golden file, as they are (go-mpchash's compat.out: one owner per line).
+inline auto golden_lines(const std::string& name) -> std::vector<std::string> {
+    std::ifstream in(std::string(KEYPLACE_GOLDEN_DIR) + "/" + name, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot open golden file " + name);
+    }
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
 /// The records of a golden file: each non-comment line split on spaces.
 inline auto golden_records(const std::string& name) -> std::vector<std::vector<std::string>> {
     std::ifstream in(std::string(KEYPLACE_GOLDEN_DIR) + "/" + name, std::ios::binary);

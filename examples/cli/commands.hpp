@@ -131,19 +131,28 @@ template <class S>
 auto placer_rule(std::shared_ptr<const S> s, const keyplace::replica_policy& policy) -> replica_rule {
     const auto placer = std::make_shared<const keyplace::replica_placer<S>>(
         keyplace::replica_placer<S>::build(std::move(s), policy));
-    return {placer->count(),
-            [placer](std::uint64_t p, std::span<keyplace::node_index> out) { return placer->place(p, out); },
-            replica_summary{placer->degraded(), placer->achieved()}};
+    replica_rule rule{placer->count(),
+                      [placer](std::uint64_t p, std::span<keyplace::node_index> out) { return placer->place(p, out); },
+                      replica_summary{placer->degraded(), placer->achieved()}};
+    if constexpr (keyplace::detail::needs_key_bytes<S>) {
+        rule.place_key = [placer](std::span<const std::byte> k, std::span<keyplace::node_index> out) {
+            return placer->place_key(k, out);
+        };
+    }
+    return rule;
 }
 
-/// Each point's copies under rule.
-template <class S>
-auto place_replicas(const S& s, std::span<const std::uint64_t> points, const replica_rule& rule)
-    -> std::vector<replica_line> {
+/// Each key's copies under rule: by the key's bytes where the rule places keys by them (unless
+/// the lines are points), else by its point.
+template <class S, class Keys>
+auto place_replicas(const S& s, const Keys& keys, std::span<const std::uint64_t> points, bool prehashed,
+                    const replica_rule& rule) -> std::vector<replica_line> {
     std::vector<keyplace::node_index> copies(rule.width);
     std::vector<replica_line> lines;
-    for (const auto p : points) {
-        const auto r = rule.place(p, copies);
+    const bool by_bytes = rule.place_key && !prehashed;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto r = by_bytes ? rule.place_key(keyplace::key_bytes(std::string_view(keys[i])), copies)
+                                : rule.place(points[i], copies);
         replica_line& line = lines.emplace_back();
         for (std::size_t k = 0; k < r.placed; ++k) {
             line.ids.push_back(s.nodes()[copies[k].value].id);
@@ -200,7 +209,7 @@ auto spread_reads_of(const parsed_args& a, bool replicas, bool bounded) -> std::
         usage_error("--spread-reads needs a strategy with a preference order (" +
                     join(ordered_strategy_names(), ", ", ", ") + ")");
     }
-    if constexpr (keyplace::detail::key_bytes_strategy<built_t<E>>) {
+    if constexpr (keyplace::detail::needs_key_bytes<built_t<E>>) {
         // Its owner comes from the key's bytes; the order a point gives is not the one it serves.
         usage_error("--spread-reads needs a strategy whose key point decides its order, not --strategy " +
                     std::string(E::name));
@@ -237,6 +246,11 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
         if (!has_order<E>) {
             usage_error("--load-factor needs a strategy with a preference order (" +
                         join(ordered_strategy_names(), ", ", ", ") + ")");
+        }
+        if constexpr (keyplace::detail::needs_key_bytes<built_t<E>>) {
+            // Bounded loads walk a point's order; this strategy's owner comes from the key's bytes.
+            usage_error("--load-factor needs a strategy whose key point decides its order, not --strategy " +
+                        std::string(E::name));
         }
         if (policy) {
             usage_error("--load-factor and --replicas exclude each other");
@@ -294,7 +308,7 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
         while (reader.next()) {
             const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
             if (rule) {
-                for (const auto& line : place_replicas(s, points, *rule)) {
+                for (const auto& line : place_replicas(s, reader.keys(), points, prehashed, *rule)) {
                     results.add(render_replica_line(line, json));
                 }
             } else if (spread) {
@@ -359,6 +373,28 @@ struct key_file {
         }
         return out;
     }
+    /// The file's keys themselves, for a strategy that places a key by its bytes (its point
+    /// would give another owner); held whole, as the points of points() are.
+    auto held_keys(std::size_t block_lines, progress& shown) -> std::vector<std::string> {
+        const std::string source = "key file " + quote(*path);
+        key_reader reader(file, block_lines, source);
+        std::vector<std::string> out;
+        while (reader.next()) {
+            for (const auto& k : reader.keys()) {
+                out.emplace_back(k);
+            }
+            shown.advance(reader.keys().size());
+        }
+        if (out.empty()) {
+            input_error(source + " has no keys");
+        }
+        return out;
+    }
+    /// Whether S must be asked with the keys' bytes rather than their points.
+    template <class S>
+    [[nodiscard]] auto by_bytes() const noexcept -> bool {
+        return keyplace::detail::needs_key_bytes<S> && !prehashed;
+    }
     /// How reports name these keys: "4 keys from 'k.txt'" ("4 points" with --prehashed).
     [[nodiscard]] auto basis(std::size_t count) const -> std::string {
         return std::to_string(count) + (prehashed ? " points from " : " keys from ") + quote(*path);
@@ -386,7 +422,13 @@ auto diff(const parsed_args& a, const live_streams& io) -> std::string {
         using S = std::remove_cvref_t<decltype(before)>;
         keyplace::movement_report r;
         std::string basis;
-        if (keys.path) {
+        if (keys.path && keys.by_bytes<S>()) {
+            shown.step("reading --keys");
+            const auto held = keys.held_keys(io.stream.block_lines, shown);
+            shown.step("measuring the movement");
+            r = keyplace::movement_of_keys(before, after, std::span<const std::string>(held));
+            basis = keys.basis(held.size());
+        } else if (keys.path) {
             shown.step("reading --keys");
             const auto points = keys.points<E, S>(io.stream.block_lines, shown);
             shown.step("measuring the movement");
@@ -415,6 +457,27 @@ auto stats(const parsed_args& a, const live_streams& io) -> std::string {
     shown.step("building");
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
+        if (keys.by_bytes<S>()) {
+            // Placed by their bytes: the keys themselves, not their points.
+            std::vector<std::string> held;
+            std::string basis;
+            if (keys.path) {
+                shown.step("reading --keys");
+                held = keys.held_keys(io.stream.block_lines, shown);
+                basis = keys.basis(held.size());
+            } else {
+                held.reserve(count);
+                for (std::size_t i = 0; i < count; ++i) {
+                    held.push_back("key-" + std::to_string(i));
+                }
+                basis = "\"key-0\" ... \"key-" + std::to_string(count - 1) + "\"";
+            }
+            shown.step("measuring shares and load");
+            const auto own = keyplace::ownership(s);
+            const auto load = keyplace::load_of_keys(s, std::span<const std::string>(held));
+            shown.finish();
+            return render_stats(E::name, s.nodes(), own, load, held.size(), basis, a.has(json_flag.spec));
+        }
         std::vector<std::uint64_t> points;
         std::string basis;
         if (keys.path) {

@@ -185,6 +185,9 @@ struct replica_rule {
     std::size_t width = 0;
     std::function<keyplace::replica_result(std::uint64_t, std::span<keyplace::node_index>)> place;
     std::optional<replica_summary> summary{};
+    /// A strategy that places a key by its bytes places its copies by them too (place is then
+    /// for --prehashed points).
+    std::function<keyplace::replica_result(std::span<const std::byte>, std::span<keyplace::node_index>)> place_key{};
 };
 
 /// Refuses, as a bad argument naming its option, a strategy the table refuses: the check a

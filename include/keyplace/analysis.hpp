@@ -221,6 +221,24 @@ struct load_report {
     double cv = 0;  ///< coefficient of variation: standard deviation / mean
 };
 
+namespace detail {
+/// The skew figures of keys per node (r.keys, over `total` keys).
+inline void finish_load(load_report& r, std::size_t total) {
+    if (total == 0 || r.keys.empty()) {
+        return;
+    }
+    const double mean = static_cast<double>(total) / static_cast<double>(r.keys.size());
+    const auto [lo, hi] = std::minmax_element(r.keys.begin(), r.keys.end());
+    r.max_over_mean = static_cast<double>(*hi) / mean;
+    r.min_over_mean = static_cast<double>(*lo) / mean;
+    double var = 0;
+    for (const auto k : r.keys) {
+        var += (static_cast<double>(k) - mean) * (static_cast<double>(k) - mean);
+    }
+    r.cv = square_root(var / static_cast<double>(r.keys.size())) / mean;
+}
+}  // namespace detail
+
 /// Keys per node for hashed keys. With no keys every figure is 0.
 template <placement_strategy S>
 [[nodiscard]] auto load(const S& s, std::span<const std::uint64_t> points) -> load_report {
@@ -229,18 +247,21 @@ template <placement_strategy S>
     for (const auto p : points) {
         ++r.keys[s.pick(p).value];
     }
-    if (points.empty()) {
-        return r;
+    detail::finish_load(r, points.size());
+    return r;
+}
+
+/// Keys per node for the keys themselves, each placed as locate() places it: a strategy that
+/// places a key by its bytes (go-mpchash) is asked with them, where load() over the keys'
+/// points would use its point rule, another function. With no keys every figure is 0.
+template <placement_strategy S, class Key>
+[[nodiscard]] auto load_of_keys(const S& s, std::span<const Key> keys) -> load_report {
+    load_report r;
+    r.keys.assign(s.size(), 0);
+    for (const auto& k : keys) {
+        ++r.keys[detail::pick_of_key(s, k).value];
     }
-    const double mean = static_cast<double>(points.size()) / static_cast<double>(s.size());
-    const auto [lo, hi] = std::minmax_element(r.keys.begin(), r.keys.end());
-    r.max_over_mean = static_cast<double>(*hi) / mean;
-    r.min_over_mean = static_cast<double>(*lo) / mean;
-    double var = 0;
-    for (const auto k : r.keys) {
-        var += (static_cast<double>(k) - mean) * (static_cast<double>(k) - mean);
-    }
-    r.cv = detail::square_root(var / static_cast<double>(s.size())) / mean;
+    detail::finish_load(r, keys.size());
     return r;
 }
 
@@ -394,6 +415,21 @@ template <placement_strategy A, placement_strategy B>
         },
         static_cast<double>(points.size()), false);
     r.keys = points.size();
+    return r;
+}
+
+/// movement() over the keys themselves, each placed as locate() places it (see load_of_keys).
+template <placement_strategy A, placement_strategy B, class Key>
+[[nodiscard]] auto movement_of_keys(const A& before, const B& after, std::span<const Key> keys) -> movement_report {
+    auto r = detail::movement_of(
+        before, after,
+        [&](detail::movement_tally& t) {
+            for (const auto& k : keys) {
+                t.add(before.node(detail::pick_of_key(before, k)).id, after.node(detail::pick_of_key(after, k)).id, 1.0);
+            }
+        },
+        static_cast<double>(keys.size()), false);
+    r.keys = keys.size();
     return r;
 }
 

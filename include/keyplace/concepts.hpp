@@ -117,6 +117,13 @@ concept key_bytes_strategy = requires(const S& s, std::span<const std::byte> byt
     { s.pick_n_key(bytes, out) } noexcept -> std::same_as<std::size_t>;
 };
 
+/// A key_bytes_strategy whose owner one 64-bit point of the key does not decide (go-mpchash
+/// hashes the bytes twice): its pick(point), walk(point) and pick_n(point) follow another rule
+/// than its keys, so whatever places keys must hand it their bytes. (Native multi-probe takes
+/// bytes too, but its pick_key is pick of the key's point.)
+template <class S>
+concept needs_key_bytes = key_bytes_strategy<S> && S::needs_key_bytes;
+
 /// f(bytes) for a key's bytes as hash_key() hashes them.
 template <class Key, class F>
 [[nodiscard]] auto with_key_bytes(const Key& key, F&& f) noexcept {
@@ -131,15 +138,23 @@ template <class Key, class F>
 }
 }  // namespace detail
 
+namespace detail {
+/// The index of locate()'s node.
+template <placement_strategy S, class Key>
+[[nodiscard]] auto pick_of_key(const S& s, const Key& key) noexcept -> node_index {
+    if constexpr (key_bytes_strategy<S>) {
+        return with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return s.pick_key(b); });
+    } else {
+        return s.pick(hash_key(typename S::key_hash{}, key));
+    }
+}
+}  // namespace detail
+
 /// The node that owns key (string bytes, a byte span, or an integer hashed as its
 /// little-endian bytes) under strategy s, hashing it with the strategy's declared key hash.
 template <placement_strategy S, class Key>
 [[nodiscard]] auto locate(const S& s, const Key& key) noexcept -> const node& {
-    if constexpr (detail::key_bytes_strategy<S>) {
-        return s.node(detail::with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return s.pick_key(b); }));
-    } else {
-        return s.node(s.pick(hash_key(typename S::key_hash{}, key)));
-    }
+    return s.node(detail::pick_of_key(s, key));
 }
 
 /// Looks up n = min(points.size(), out.size()) points, out[i] = s.pick(points[i]), and returns

@@ -106,6 +106,10 @@ class basic_multiprobe : public detail::lifecycle<basic_multiprobe<Traits>, node
 public:
     using key_hash = typename Traits::key_hash;
     using traits_type = Traits;
+    /// Whether the configuration hashes a key's bytes itself (Traits::key_probes), so that a
+    /// key's point alone does not give its owner (detail::needs_key_bytes).
+    static constexpr bool needs_key_bytes =
+        requires(std::span<const std::byte> k) { { Traits::key_probes(k) } noexcept -> std::same_as<probe_sequence>; };
 
     /// Nodes that own their point (all, unless shared_point::last_wins gave one's point away).
     [[nodiscard]] auto holders() const noexcept -> std::size_t { return engine_.holders(); }
@@ -173,6 +177,13 @@ public:
     void walk(std::uint64_t point, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
         walk_probes(Traits::point_probes(point), visit);
+    }
+    /// walk() for key bytes: the preference order pick_key and pick_n_key take the first of
+    /// (what replica_placer walks for a strategy that places a key by its bytes).
+    template <class Visit>
+    void walk_key(std::span<const std::byte> key, Visit&& visit) const noexcept {
+        static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        walk_probes(key_probes(key), visit);
     }
 
     template <class Visit>

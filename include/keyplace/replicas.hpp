@@ -113,6 +113,32 @@ public:
     /// Writes min(out.size(), count()) copies for a hashed key. Every pass walks the preference
     /// order at most once and stops as soon as it has taken all it can.
     [[nodiscard]] auto place(std::uint64_t point, std::span<node_index> out) const noexcept -> replica_result {
+        return place_walk([&](auto&& visit) noexcept { strategy_->walk(point, visit); }, out);
+    }
+    /// place() for key bytes, over the order a strategy that places a key by its bytes gives
+    /// them (go-mpchash hashes a key twice: its point alone gives another order).
+    [[nodiscard]] auto place_key(std::span<const std::byte> key, std::span<node_index> out) const noexcept
+        -> replica_result
+        requires detail::key_bytes_strategy<S>
+    {
+        return place_walk([&](auto&& visit) noexcept { strategy_->walk_key(key, visit); }, out);
+    }
+
+    /// As place(), hashing key with the strategy's key hash; for a strategy that places a key by
+    /// its bytes, place_key() with them, so the first copy is locate()'s owner.
+    template <class Key>
+    [[nodiscard]] auto locate(const Key& key, std::span<node_index> out) const noexcept -> replica_result {
+        if constexpr (detail::key_bytes_strategy<S>) {
+            return detail::with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return place_key(b, out); });
+        } else {
+            return place(hash_key(typename S::key_hash{}, key), out);
+        }
+    }
+
+private:
+    // The passes of place(): walk(visit) walks the preference order of one key.
+    template <class Walk>
+    [[nodiscard]] auto place_walk(Walk&& walk, std::span<node_index> out) const noexcept -> replica_result {
         const std::size_t want = std::min(out.size(), total_);
         std::size_t got = 0;
         for (int level = static_cast<int>(policy_.spread); level >= 0 && got < want; --level) {
@@ -121,7 +147,7 @@ public:
                 continue;
             }
             const auto& domain = domain_[static_cast<std::size_t>(level)];
-            strategy_->walk(point, [&](node_index v) noexcept {
+            walk([&](node_index v) noexcept {
                 const std::uint32_t group = group_[v.value];
                 if (group == no_group) {
                     return true;
@@ -149,13 +175,6 @@ public:
         return {got, degraded(), achieved_};
     }
 
-    /// As place(), hashing key with the strategy's key hash.
-    template <class Key>
-    [[nodiscard]] auto locate(const Key& key, std::span<node_index> out) const noexcept -> replica_result {
-        return place(hash_key(typename S::key_hash{}, key), out);
-    }
-
-private:
     static constexpr std::uint32_t no_group = 0xffffffffU;
     static constexpr std::size_t levels = 4;
 
