@@ -885,12 +885,11 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
 }
 
 TEST_CASE("cli: the strategies are the strategy table's rows, with the table's options, defaults and checks", "[cli]") {
-    // The rows in the table's order, then mpchash (which no snapshot holds).
+    // The rows in the table's order.
     std::vector<std::string> rows;
     for (const auto& row : keyplace::strategy_table) {
         rows.emplace_back(row.name);
     }
-    rows.emplace_back("mpchash");
     std::vector<std::string> listed;
     for (const auto& e : strategy_facts()) {
         listed.push_back(e.name);
@@ -2190,4 +2189,124 @@ TEST_CASE("cli: partitions documents record their claim contract, and next keeps
                             "--contract", "0"},
                            "k\n"),
                    2, "partitions implements contract 1 to 2, not 0");
+}
+
+TEST_CASE("cli: an mpchash snapshot: created with the generator's digests, located as go-mpchash locates, carried by next",
+          "[cli][snapshot][mpchash]") {
+    // mpchash_k5_joining of tests/golden/snapshot_digests_v2.txt: the generator's digests.
+    const auto created = run_cli({"snapshot", "create", "--strategy", "mpchash", "--probes", "5", "--nodes",
+                                  "g2,g10,g1,g3", "--states", "g3=joining", "--cluster", "go"});
+    REQUIRE(created.status == 0);
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"fingerprint\": \"8a69516ec81398bd1841bf54e18bd436\""));
+    CHECK_THAT(created.out, Catch::Matchers::Contains("\"probe\": \"8b17828fb77dcdf6d37bdf6c3ec0a77e\""));
+    const auto path = temp_file("kp_cli_mpchash.json", created.out);
+    REQUIRE(run_cli({"snapshot", "verify", path}).status == 0);
+    std::string keys;
+    for (int i = 0; i < 500; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    const auto engine = run_cli({"locate", "--strategy", "mpchash", "--probes", "5", "--nodes", "g2,g10,g1"}, keys);
+    REQUIRE(engine.status == 0);
+    CHECK(run_cli({"locate", "--snapshot", path}, keys).out == engine.out);
+    const auto next = run_cli({"snapshot", "next", path, "--states", "g3=active"});
+    REQUIRE(next.status == 0);
+    const auto next_path = temp_file("kp_cli_mpchash2.json", next.out);
+    const auto engine4 =
+        run_cli({"locate", "--strategy", "mpchash", "--probes", "5", "--nodes", "g2,g10,g1,g3"}, keys);
+    CHECK(run_cli({"locate", "--snapshot", next_path}, keys).out == engine4.out);
+    CHECK(engine4.out != engine.out);
+    const auto plan = run_cli({"plan", path, next_path});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("sampled"));
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("g3"));
+}
+
+TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bounded loads are refused",
+          "[cli][mpchash]") {
+    // go-mpchash's compat.out: line i is the owner of shard-(i+1) over shard-1 .. shard-6000.
+    const auto want = golden_lines("mpchash/compat.out");
+    REQUIRE(want.size() == 6000);
+    std::string nodes;
+    std::string keys;
+    for (int i = 1; i <= 6000; ++i) {
+        nodes += (i > 1 ? "," : "") + ("shard-" + std::to_string(i));
+        keys += "shard-" + std::to_string(i) + "\n";
+    }
+    const auto lines = [](const std::string& out) {
+        std::vector<std::string> v;
+        std::istringstream s(out);
+        for (std::string line; std::getline(s, line);) {
+            v.push_back(line);
+        }
+        return v;
+    };
+    const auto owners = run_cli({"locate", "--strategy", "mpchash", "--nodes", nodes}, keys);
+    REQUIRE(owners.status == 0);
+    CHECK(lines(owners.out) == want);
+    // Before, --replicas placed copies by the key's point: the first copy was another node for
+    // most keys.
+    const auto copies = run_cli({"locate", "--strategy", "mpchash", "--nodes", nodes, "--replicas", "2"}, keys);
+    REQUIRE(copies.status == 0);
+    const auto got = lines(copies.out);
+    REQUIRE(got.size() == 6000);
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        first += got[i].substr(0, got[i].find(',')) == want[i] ? 1U : 0U;
+    }
+    CHECK(first == 6000);
+    // stats --keys counts each node's keys as compat.out does.
+    const auto key_path = temp_file("kp_cli_mpchash_keys.txt", keys);
+    const auto stats = run_cli({"stats", "--strategy", "mpchash", "--nodes", nodes, "--keys", key_path, "--json"});
+    REQUIRE(stats.status == 0);
+    std::map<std::string, std::size_t> count;
+    for (const auto& w : want) {
+        ++count[w];
+    }
+    const auto busiest = std::max_element(count.begin(), count.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (const auto& [id, n] : {*busiest, *count.begin()}) {
+        INFO(id);
+        const auto at = stats.out.find("{\"id\":\"" + id + "\",");
+        REQUIRE(at != std::string::npos);
+        const auto k = stats.out.find("\"keys\":", at);
+        CHECK(stats.out.substr(k + 7, stats.out.find('}', k) - k - 7) == std::to_string(n));
+    }
+    // diff --keys: the busiest bucket leaves, exactly its keys move.
+    std::string rest;
+    for (int i = 1; i <= 6000; ++i) {
+        if ("shard-" + std::to_string(i) != busiest->first) {
+            rest += (rest.empty() ? "" : ",") + ("shard-" + std::to_string(i));
+        }
+    }
+    const auto diff =
+        run_cli({"diff", "--strategy", "mpchash", "--before", nodes, "--after", rest, "--keys", key_path, "--json"});
+    REQUIRE(diff.status == 0);
+    std::ostringstream moved;
+    moved << "\"moved\":" << keyplace_cli::json_number(static_cast<double>(busiest->second) / 6000.0);
+    CHECK_THAT(diff.out, Catch::Matchers::Contains(moved.str()));
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("\"violations\":0,"));
+    // Bounded loads walk a point's order: refused, as hot-key spreading is.
+    const auto bounded = run_cli({"locate", "--strategy", "mpchash", "--nodes", "a,b,c", "--load-factor", "1.25"}, "k\n");
+    CHECK(bounded.status == 2);
+    CHECK_THAT(bounded.err, Catch::Matchers::Contains(
+                                "--load-factor needs a strategy whose key point decides its order, not --strategy mpchash"));
+}
+
+TEST_CASE("cli: native multiprobe spreads reads over its key point's order: K = 1 is locate", "[cli][multiprobe]") {
+    // Its pick_key is pick of the key's point, so its order is the point's; before, it was
+    // refused as go-mpchash is.
+    std::string keys;
+    for (int i = 0; i < 300; ++i) {
+        keys += "user:" + std::to_string(i) + "\n";
+    }
+    const auto owners = run_cli({"locate", "--strategy", "multiprobe", "--nodes", "a,b,c,d,e"}, keys);
+    REQUIRE(owners.status == 0);
+    const auto one = run_cli({"locate", "--strategy", "multiprobe", "--nodes", "a,b,c,d,e", "--spread-reads", "1"}, keys);
+    REQUIRE(one.status == 0);
+    CHECK(one.out == owners.out);
+    const auto two = run_cli({"locate", "--strategy", "multiprobe", "--nodes", "a,b,c,d,e", "--spread-reads", "2"}, keys);
+    REQUIRE(two.status == 0);
+    CHECK(two.out != owners.out);
+    const auto go = run_cli({"locate", "--strategy", "mpchash", "--nodes", "a,b,c,d,e", "--spread-reads", "1"}, keys);
+    CHECK(go.status == 2);
 }

@@ -1369,7 +1369,7 @@ TEST_CASE("json: every build refusal is located where the check fails, for C++ a
 
     // An engine's refusal of one node: that node's index in the description, not in id order
     // (n0 is the second node, first in id order).
-    for (const char* unit : {"jump", "jumpback", "modulo", "multiprobe", "anchor", "memento"}) {
+    for (const char* unit : {"jump", "jumpback", "modulo", "multiprobe", "mpchash", "anchor", "memento"}) {
         d = three(unit);
         d.nodes[1].weight = 2.0;
         located(d, errc::invalid_weight, "nodes[1]", 1);

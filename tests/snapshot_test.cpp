@@ -4,11 +4,15 @@
 #include "keyplace_catch.hpp"
 #include "support.hpp"
 
+#include <keyplace/compat/mpchash.hpp>
+#include <keyplace/fleet/json.hpp>
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -1348,4 +1352,101 @@ TEST_CASE("snapshot: bad AnchorHash and MementoHash parameters are refused namin
     CHECK_FALSE(snapshot::try_build(w, err));
     CHECK(err.code() == errc::invalid_weight);
     CHECK_THAT(err.message(), Catch::Matchers::Contains("m1"));
+}
+
+namespace mpchash_snapshots {
+auto go_buckets(std::size_t n) -> snapshot_description {
+    snapshot_description d;
+    d.cluster = "go-fleet";
+    d.epoch = 1;
+    d.strategy.name = "mpchash";
+    for (std::size_t i = 1; i <= n; ++i) {
+        d.nodes.push_back({"shard-" + std::to_string(i)});
+        d.nodes.back().where.zone = "z" + std::to_string(i % 3);
+    }
+    return d;
+}
+}  // namespace mpchash_snapshots
+
+TEST_CASE("snapshot: go-mpchash's owners, through a document, are compat.out's, and its copies start with them",
+          "[snapshot][mpchash]") {
+    using namespace mpchash_snapshots;
+    // go-mpchash's compat.out: line i is the owner of "shard-(i+1)" over shard-1 .. shard-6000.
+    const auto want = golden_lines("mpchash/compat.out");
+    REQUIRE(want.size() == 6000);
+    auto d = go_buckets(6000);
+    d.replication.count = 2;
+    d.replication.spread = keyplace::failure_domain::zone;
+    // Written as a document and loaded back: the placement go-mpchash's own test pins.
+    const auto s = keyplace::load_snapshot_json(keyplace::write_snapshot_json(snapshot::build(d)));
+    CHECK(s.current().by_key_bytes());
+    std::size_t owners = 0;
+    std::size_t first_copies = 0;
+    std::size_t two_zones = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const std::string key = "shard-" + std::to_string(i + 1);
+        owners += s.owner(key).id == want[i] ? 1U : 0U;
+        std::array<std::uint32_t, 4> out{};
+        REQUIRE(s.write_set(key, out) == 2);
+        first_copies += s.nodes()[out[0]].id == want[i] ? 1U : 0U;
+        two_zones += s.nodes()[out[0]].where.zone != s.nodes()[out[1]].where.zone ? 1U : 0U;
+    }
+    CHECK(owners == 6000);
+    CHECK(first_copies == 6000);
+    CHECK(two_zones == 6000);
+    // Not multiprobe under another name: the same nodes place keys otherwise there.
+    auto native = go_buckets(6000);
+    native.strategy.name = "multiprobe";
+    const auto m = snapshot::build(native);
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        same += m.owner("shard-" + std::to_string(i + 1)).id == want[i] ? 1U : 0U;
+    }
+    CHECK(same < 10);  // expected 1 (6000 keys, 1/6000 each)
+}
+
+TEST_CASE("snapshot: go-mpchash movement and plans count the sample keys by their bytes: a leave moves only its keys",
+          "[snapshot][mpchash][plan]") {
+    using namespace mpchash_snapshots;
+    const auto before = shared(go_buckets(50));
+    auto next = before->successor();
+    next.nodes[17].state = node_state::left;  // shard-18 leaves
+    const auto after = shared(next);
+    // What leaves: the sample keys shard-18 owns, counted on the engine itself (go-exact: the
+    // multiprobe tests check it against compat.out).
+    std::vector<keyplace::node> plain;
+    for (std::size_t i = 1; i <= 50; ++i) {
+        plain.push_back({"shard-" + std::to_string(i)});
+    }
+    const auto engine = keyplace::compat::mpchash::build(plain);
+    std::size_t owned = 0;
+    for (std::size_t i = 0; i < keyplace::analysis_sample_size; ++i) {
+        owned += keyplace::locate(engine, keyplace::sample_key(i)).id == "shard-18" ? 1U : 0U;
+    }
+    const double share = static_cast<double>(owned) / static_cast<double>(keyplace::analysis_sample_size);
+    REQUIRE(owned > 0);
+    const auto plan = keyplace::plan_transfer(*before, *after);
+    CHECK_FALSE(plan.exact);
+    CHECK(plan.space == keyplace::plan_space::sampled);
+    CHECK(plan.moved == share);
+    double from_leaver = 0;
+    for (const auto& t : plan.totals) {
+        CHECK(t.from == "shard-18");
+        from_leaver += t.fraction;
+    }
+    CHECK(std::abs(from_leaver - share) < 1e-12);
+    // A shadow compare over real keys: every sampled key that moves was shard-18's.
+    keyplace::shadow_compare cmp(before, after, {.sample_per_million = 1'000'000});
+    for (std::size_t i = 0; i < 20'000; ++i) {
+        cmp.observe("user:" + std::to_string(i));
+    }
+    const auto r = cmp.report();
+    // The expectation: the same sample keys, by their bytes.
+    CHECK_FALSE(r.expected_exact);
+    CHECK(r.expected_moved == share);
+    REQUIRE(r.keys_moved > 0);
+    for (const auto& f : r.flows) {
+        CHECK(f.from == "shard-18");
+    }
+    CHECK(r.survivor_keys_moved == 0);
 }

@@ -114,7 +114,7 @@ TEST_CASE("strategy table: every row builds a snapshot with its defaults filled 
             CHECK(r->fingerprint() == s->fingerprint());
         }
     }
-    CHECK(names.size() == 21);  // 18 before jumpback, anchor and memento
+    CHECK(names.size() == 22);  // 18 before jumpback, anchor, memento and mpchash
     CHECK(keyplace::find_strategy("consistent") == nullptr);
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("strategy table: a range-checked parameter is refused just outside its
             ++checked;
         }
     }
-    CHECK(checked == 6);  // ring's vnodes, multiprobe's probes, partitions' Q, n and contract, anchor's capacity
+    CHECK(checked == 7);  // ring's vnodes, multiprobe's and mpchash's probes, partitions' Q, n and contract, anchor's capacity
 }
 
 TEST_CASE("strategy table: unknown names, contracts, parameters and kinds, once for both entry forms") {

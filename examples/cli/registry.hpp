@@ -1,7 +1,7 @@
 // keyplace-cli registry: one entry per hash function and per strategy, each a type with its
 // name, one line of help, the options it takes and how to build it. Usage, help, option checks
 // and dispatch are generated from the lists at the end of each section. The strategies are the
-// rows of the library's strategy table (and mpchash): see "strategies" below.
+// rows of the library's strategy table: see "strategies" below.
 #ifndef KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
 #define KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
 
@@ -176,8 +176,7 @@ using hash_functions = entry_list<xxh3_hash, xxh64_hash, md5_ketama_hash, one_at
 // What the command line adds to a row is in cli_traits<B>: a SPEC form's help (spec_help),
 // signed or narrower pre-hashed points (signed_points, max_point), a replica rule of its own
 // (replica_options(), replicas(strategy, args)) and, for a strategy whose state is its history,
-// how diff derives the after state (derive(before, args, SPEC)). mpchash, which no snapshot
-// holds, is the one entry written out.
+// how diff derives the after state (derive(before, args, SPEC)).
 
 /// How one key's copies are chosen: place(point, out) writes at most width node indices into
 /// out and says how many; a replica placer also has a summary of how well it spreads them.
@@ -498,6 +497,11 @@ template <>
 struct cli_traits<bind::ketama_unweighted_binding> {
     static constexpr std::string_view spec_help = ketama_spec_help;
 };
+template <>
+struct cli_traits<bind::mpchash_binding> {
+    static constexpr std::string_view spec_help =
+        "ids are go-mpchash's bucket names, hashed as written; a --prehashed line is a key's H(key, 1)";
+};
 
 template <>
 struct cli_traits<bind::cassandra_binding> {
@@ -572,30 +576,14 @@ struct table_entry : cli_traits<B> {
     }
 };
 
-struct mpchash_entry {
-    static constexpr std::string_view name = "mpchash";
-    static constexpr std::string_view help =
-        "go-mpchash (SipHash-2-4), buckets in the order given, weight 1; --prehashed points are H(key, 1)";
-    // multiprobe's K, with its default and range.
-    static constexpr std::array probes{
-        make_param_option(*keyplace::find_strategy("multiprobe"), *keyplace::find_strategy("multiprobe")->param("probes"))};
-    static constexpr auto options() -> const auto& { return probes; }
-    static auto build(const parsed_args& a, const std::string& nodes) {
-        keyplace::multiprobe_config config;
-        config.probes = static_cast<std::uint32_t>(std::get<std::uint64_t>(
-            a.get(probes[0].spec) ? probes[0].parse(*a.get(probes[0].spec)) : probes[0].fallback()));
-        return keyplace::compat::mpchash::build(parse_spec(nodes), config);
-    }
-};
-
 template <class List>
 struct cli_strategies;
 template <class... B>
 struct cli_strategies<bind::types<B...>> {
-    using type = entry_list<table_entry<B>..., mpchash_entry>;
+    using type = entry_list<table_entry<B>...>;
 };
 
-/// Every strategy of keyplace's strategy table, in its order, then mpchash.
+/// Every strategy of keyplace's strategy table, in its order.
 using strategies = cli_strategies<bind::snapshot_strategies>::type;
 
 // ---- what generic code asks of an entry -------------------------------------------------------

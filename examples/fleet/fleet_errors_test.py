@@ -11,7 +11,7 @@ import tempfile
 fleet = sys.argv[1]
 # Every strategy whose nodes take no data of their own (README, "A real cache fleet"), then bounded.
 strategies = ("ring, rendezvous, jump, jump-guava, jumpback, maglev, modulo, envoy-ring, envoy-maglev, ketama, "
-              "ketama-spy, ketama-unweighted, libketama, hash-ring, multiprobe, anchor, memento, bounded")
+              "ketama-spy, ketama-unweighted, libketama, hash-ring, multiprobe, mpchash, anchor, memento, bounded")
 cases = [
     (["--bogus"], 2, "unknown option '--bogus'"),
     (["--alphas", "2x"], 2, "--alphas '2x': expected a number in 0.10..3.00"),

@@ -447,6 +447,77 @@ class JumpBack(Jump):
     fn = staticmethod(jumpback_hash)
 
 
+# go-mpchash -------------------------------------------------------------------
+
+def siphash24(k0: int, k1: int, msg: bytes) -> int:
+    """SipHash-2-4 (Aumasson and Bernstein), 64-bit output, key (k0, k1) as
+    two little-endian words, from the paper's description."""
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & MASK64
+
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def sipround():
+        v[0] = (v[0] + v[1]) & MASK64; v[1] = rotl(v[1], 13); v[1] ^= v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & MASK64; v[3] = rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & MASK64; v[3] = rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & MASK64; v[1] = rotl(v[1], 17); v[1] ^= v[2]; v[2] = rotl(v[2], 32)
+
+    # The message, then zero bytes to a multiple of 8 less one, then the length
+    # mod 256: little-endian words.
+    padded = msg + b"\x00" * (7 - len(msg) % 8) + bytes([len(msg) & 0xFF])
+    for at in range(0, len(padded), 8):
+        m = int.from_bytes(padded[at:at + 8], "little")
+        v[3] ^= m
+        sipround()
+        sipround()
+        v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sipround()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def mpchash_h(b: bytes, seed: int) -> int:
+    """The README's H(b, s): SipHash-2-4 under the key (k0 = s, k1 = 0)."""
+    return siphash24(seed, 0, b)
+
+
+class Mpchash:
+    """go-mpchash (README, "Compatibility modes"): bucket b's point H(b, 0);
+    a key's probes H(key, 1) + i*H(key, 2) for i < K; each probe's strict
+    successor (wrapping), the nearest wins, the earliest probe on a tie.
+    Buckets keep the order given; on a point two buckets share, the later one
+    in the list owns it. Its state is the node list in that order."""
+
+    def __init__(self, nodes, params):
+        assert all(n.weight == 1.0 for n in nodes)
+        self.order = list(nodes)
+        self.ranks = ranks_of(nodes)
+        self.k = params["probes"]
+        owner = {}
+        for n in self.order:              # a later bucket overwrites an earlier one
+            owner[mpchash_h(n.bid, 0)] = n
+        self.owner = owner
+        self.sorted = sorted(owner)
+
+    def owner_of(self, key):
+        h1, h2 = mpchash_h(key, 1), mpchash_h(key, 2)
+        best = None
+        for i in range(self.k):
+            probe = (h1 + i * h2) & MASK64
+            at = bisect.bisect_right(self.sorted, probe)
+            point = self.sorted[at if at < len(self.sorted) else 0]
+            d = (point - probe) & MASK64 or (1 << 64)   # equal: a whole turn
+            if best is None or d < best[0]:
+                best = (d, point)
+        return self.owner[best[1]]
+
+    def built_state(self):
+        return list_state(self.order, self.ranks)
+
+
 # ketama dialects (memcached clients, libketama, Python hash_ring) ----------
 
 def md5(b: bytes) -> bytes:
@@ -983,6 +1054,7 @@ STRATEGIES = {
     "anchor": (NativeAnchor, {"capacity": 0, "removed": []}),
     "memento": (NativeMemento, {"removed": []}),
     "jumpback": (JumpBack, {}),
+    "mpchash": (Mpchash, {"probes": 21}),
 }
 SPREAD = {"node": 0, "rack": 1, "zone": 2, "region": 3}
 STATE_PARAMS = {"anchor": ("capacity", "removed"), "memento": ("removed",)}
@@ -1324,6 +1396,14 @@ def strategy_cases():
     add("jumpback_leaving", "jumpback", N("s0,s1,s2,s3@leaving"), comment="pop_back of s3")
     add("jumpback_seventy", "jumpback", N(",".join(f"node-{i}" for i in range(70))),
         comment="bucket ranges past 64")
+    add("mpchash_default", "mpchash", N("shard-3,shard-1,shard-4,shard-2"),
+        comment="go-mpchash: SipHash-2-4 points, buckets in the order given; probes omitted: 21")
+    add("mpchash_k5_joining", "mpchash", N("g2,g10,g1,g3@joining"), {"probes": 5},
+        comment="current g2,g10,g1; pending with g3 appended")
+    add("mpchash_replicas2_zone", "mpchash", N("a~eu/z1,b~eu/z2,c~eu/z1,d~eu/z2,e~eu/z3"),
+        {"probes": 41}, replication=(2, "zone"), comment="copies over the order of the key's bytes")
+    add("mpchash_leaving_left", "mpchash", N("s1,s2@leaving,s3,s4@left"), {"probes": 1},
+        comment="K = 1: the successor of H(key, 1) alone")
     return C
 
 
@@ -1433,6 +1513,25 @@ def check_libmemcached_fixture(name, cls):
         assert p.owner_of(key.encode()).id == server, (name, ln)
 
 
+def check_mpchash():
+    """SipHash-2-4 on its authors' 64 vectors, then go-mpchash's compat.out:
+    New(shard-1 .. shard-6000, siphash64seed, {1, 2}, 21), line i the owner of
+    shard-(i+1)."""
+    key = bytes(range(16))
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:], "little")
+    n = 0
+    for ln in read_lines("siphash24_vectors.txt"):
+        i, want = ln.split()
+        assert siphash24(k0, k1, bytes(range(int(i)))) == int(want, 16), ln
+        n += 1
+    assert n == 64, n
+    want = read_lines(os.path.join("mpchash", "compat.out"))
+    assert len(want) == 6000
+    p = Mpchash(N(",".join(f"shard-{i}" for i in range(1, 6001))), {"probes": 21})
+    for i, w in enumerate(want):
+        assert p.owner_of(f"shard-{i + 1}".encode()).id == w, (i, w)
+
+
 def self_test():
     # digests and hex order
     assert hex128(xxh3_128(b"abc")) == "06b05ab6733a618578af5f94892f3950"  # xxhsum -H2
@@ -1441,6 +1540,7 @@ def self_test():
     # jump: the paper's function and Guava's, against the stored tables
     check_jump_vectors()
     check_jumpback_vectors()
+    check_mpchash()
     # ketama dialects: the counts the README names, then the fixtures
     assert libmemcached_points_per_server(1, 25, 25) == 156
     assert libmemcached_points_per_server(1, 10, 10) == 160
@@ -1570,7 +1670,7 @@ def main():
     header = HEADER if encoding == 1 else HEADER.replace(
         "# keyplace snapshot digests, contract version 1: golden values",
         "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values").replace(
-        "#         partitions).", "#         partitions, multiprobe, anchor, memento).").replace(
+        "#         partitions).", "#         partitions, multiprobe, anchor, memento,\n#         jumpback, mpchash).").replace(
         "#         decimal digits is a number, anything else a name.",
         "#         decimal digits is a number, [A;B;...] a list of numbers, anything\n#         else a name.")
     out = [header, f"keyplace-snapshot-digests {encoding}"]

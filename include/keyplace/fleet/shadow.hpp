@@ -238,6 +238,9 @@ struct movement_side {
     [[nodiscard]] auto id_at(std::uint64_t point) const -> const std::string& {
         return members[p->pick(point).value].id;
     }
+    [[nodiscard]] auto id_of(std::string_view key) const -> const std::string& {
+        return members[p->pick_key(key).value].id;
+    }
 };
 
 inline auto movement_side_of(const placement& p) -> movement_side {
@@ -258,10 +261,10 @@ inline auto movement_side_of(const placement& p) -> movement_side {
 }
 
 /// Movement between the current placements of two snapshots, by node id: analysis's movement()
-/// where both hash keys alike (exact over common regions where it can be, else over
+/// where both hash keys alike to one point (exact over common regions where it can be, else over
 /// analysis_sample()), else over the sample keys "keyplace.sample.<i>" (i < analysis_sample_size),
-/// each hashed with its own strategy's key hash; the minimum then comes from the two ownerships.
-/// Each placement is visited once.
+/// each placed as its own placement places it (its key hash, or its bytes: by_key_bytes()); the
+/// minimum then comes from the two ownerships. Each placement is visited once.
 template <class = void>  // instantiated only where used
 auto snapshot_movement_of(const snapshot& before, const snapshot& after) -> movement_report {
     const movement_side b = movement_side_of(before.current());
@@ -269,11 +272,11 @@ auto snapshot_movement_of(const snapshot& before, const snapshot& after) -> move
     const auto vb = view_of(b, b.owned);
     const auto va = view_of(a, a.owned);
     movement_tally t{&vb, &va, {}, 0, 0};
-    if (b.key_hash != a.key_hash) {
+    if (b.key_hash != a.key_hash || b.p->by_key_bytes() || a.p->by_key_bytes()) {
         std::string key;
         for (std::size_t i = 0; i < analysis_sample_size; ++i) {
             key = sample_key(i);
-            t.add(b.id_at(b.p->point_of(key)), a.id_at(a.p->point_of(key)), 1.0);
+            t.add(b.id_of(key), a.id_of(key), 1.0);
         }
         auto r = finish_movement(b, a, vb, va, t, static_cast<double>(analysis_sample_size), share_method::sampled);
         r.keys = analysis_sample_size;

@@ -161,10 +161,16 @@ public:
     [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
         return std::visit([&](const auto& s) { return s.pick(point); }, *strategy_);
     }
-    /// pick(point_of(key)) in one dispatch on the strategy.
+    /// The strategy's owner of a key, in one dispatch: pick(point_of(key)), or by the key's bytes
+    /// where the strategy places a key by them (by_key_bytes()).
     [[nodiscard]] auto pick_key(std::string_view key) const noexcept -> node_index {
-        return std::visit([&](const auto& s) { return s.pick(key_point(s, key)); }, *strategy_);
+        return std::visit([&](const auto& s) { return detail::pick_of_key(s, key); }, *strategy_);
     }
+    /// Whether the strategy places a key by its bytes rather than by one 64-bit point
+    /// (go-mpchash hashes them twice): pick(point) and copies(point) then follow keyplace's point
+    /// rule, another function, and a key's owner and copies come from pick_key, owner, copies_of
+    /// and strategy_copies, which take the key.
+    [[nodiscard]] auto by_key_bytes() const noexcept -> bool { return place_key_ != nullptr; }
     /// The snapshot node (index into snapshot::nodes()) that owns a key: its override if the
     /// snapshot has one for it, else the strategy's owner. O(log overrides) string comparisons
     /// more than the strategy's lookup, nothing when there are none.
@@ -182,21 +188,41 @@ public:
     }
     /// The copies of a key: for an overridden key its node first, then the strategy's copies
     /// without it (one fewer of them; spread across failure domains is then not guaranteed),
-    /// else copies(point_of(key), out).
+    /// else strategy_copies(key, out).
     [[nodiscard]] auto copies_of(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
         const auto o = overrides_ != nullptr ? overrides_->find(key) : std::nullopt;
         if (!o || out.empty()) {
-            return copies(point_of(key), out);
+            return strategy_copies(key, out);
         }
-        std::array<std::uint32_t, max_snapshot_copies> strategy_copies{};
+        std::array<std::uint32_t, max_snapshot_copies> theirs{};
         const std::size_t want = out.size() < width_ ? out.size() : width_;
-        const std::size_t n = copies(point_of(key), std::span<std::uint32_t>(strategy_copies.data(), want));
+        const std::size_t n = strategy_copies(key, std::span<std::uint32_t>(theirs.data(), want));
         std::size_t got = 0;
         out[got++] = *o;
         for (std::size_t k = 0; k < n && got < want; ++k) {
-            if (strategy_copies[k] != *o) {
-                out[got++] = strategy_copies[k];
+            if (theirs[k] != *o) {
+                out[got++] = theirs[k];
             }
+        }
+        return got;
+    }
+    /// The strategy's copies of a key, overrides aside: copies(point_of(key), out), or for a
+    /// strategy that places a key by its bytes, its copies over the order of those bytes (the
+    /// first is pick_key's owner).
+    [[nodiscard]] auto strategy_copies(std::string_view key, std::span<std::uint32_t> out) const noexcept
+        -> std::size_t {
+        if (place_key_ == nullptr) {
+            return copies(point_of(key), out);
+        }
+        if (out.empty()) {
+            return 0;
+        }
+        std::array<node_index, max_snapshot_copies> tmp{};
+        const std::size_t want = !placer_ ? 1 : out.size() < tmp.size() ? out.size() : tmp.size();
+        const std::size_t got = place_key_(strategy_.get(), placer_.get(), key_bytes(key),
+                                           std::span<node_index>(tmp.data(), want));
+        for (std::size_t k = 0; k < got; ++k) {
+            out[k] = member(tmp[k]);
         }
         return got;
     }
@@ -240,6 +266,9 @@ private:
     std::size_t width_ = 1;
     std::shared_ptr<const void> placer_;
     std::size_t (*place_)(const void*, std::uint64_t, std::span<node_index>) noexcept = nullptr;
+    // Set for a strategy that places a key by its bytes: (strategy_, placer_ or null, key, out).
+    std::size_t (*place_key_)(const strategy_variant*, const void*, std::span<const std::byte>,
+                              std::span<node_index>) noexcept = nullptr;
     digest128 fingerprint_{};
     digest128 probe_{};
     std::shared_ptr<const detail::override_table> overrides_;  // null: none
@@ -422,6 +451,17 @@ template <class S>
 auto place_copies(const void* p, std::uint64_t point, std::span<node_index> out) noexcept -> std::size_t {
     return static_cast<const replica_placer<S>*>(p)->place(point, out).placed;
 }
+/// The copies of key bytes for a strategy S that places a key by them: its replica placer's
+/// (placer not null), else its owner.
+template <class S>
+auto place_key_copies(const placement::strategy_variant* s, const void* placer, std::span<const std::byte> key,
+                      std::span<node_index> out) noexcept -> std::size_t {
+    if (placer != nullptr) {
+        return static_cast<const replica_placer<S>*>(placer)->place_key(key, out).placed;
+    }
+    out[0] = std::get_if<S>(s)->pick_key(key);
+    return 1;
+}
 
 /// How S's built state enters the fingerprint: what encode_state writes for it.
 template <class S>
@@ -445,7 +485,7 @@ template <class S>
 constexpr auto row_states(std::string_view name) -> bool {
     const strategy_row* row = find_strategy(name);
     if (row == nullptr || row->encoding != encoding_of<S>() ||
-        row->preference_order != ordered_placement_strategy<S>) {
+        row->preference_order != ordered_placement_strategy<S> || row->by_key_bytes != needs_key_bytes<S>) {
         return false;
     }
     if constexpr (requires { S::lifecycle_order; }) {
@@ -533,6 +573,7 @@ static_assert(find_strategy("maglev")->param("table-size")->number_default == ma
               find_strategy("maglev")->param("table-size")->max == maglev_max_table_size);
 static_assert(find_strategy("multiprobe")->param("probes")->number_default == multiprobe_config{}.probes &&
               find_strategy("multiprobe")->param("probes")->max == multiprobe_max_probes);
+static_assert(find_strategy("mpchash")->params.data() == find_strategy("multiprobe")->params.data());
 static_assert(find_strategy("envoy-ring")->param("min-ring-size")->number_default ==
                   compat::envoy_ring_hash_config{}.min_ring_size &&
               find_strategy("envoy-ring")->param("max-ring-size")->number_default ==
@@ -703,6 +744,9 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uin
     std::visit(
         [&](const auto& s) {
             using S = std::remove_cvref_t<decltype(s)>;
+            if constexpr (detail::needs_key_bytes<S>) {
+                p.place_key_ = &detail::place_key_copies<S>;
+            }
             if constexpr (ordered_placement_strategy<S>) {
                 p.ordered_ = true;
                 if (rep.count > 0) {

@@ -221,7 +221,8 @@ inline constexpr std::size_t max_override_key_length = 1024;
 /// Probe key i: "keyplace.probe." followed by i in decimal.
 [[nodiscard]] inline auto probe_key(std::size_t i) -> std::string { return "keyplace.probe." + std::to_string(i); }
 /// Sample key i: what shadow compares and transfer plans count over when two snapshots' strategies
-/// hash keys differently (i < analysis_sample_size; each strategy hashes it with its own key hash).
+/// hash keys differently or one places a key by its bytes (i < analysis_sample_size; each
+/// placement places it as it places keys).
 [[nodiscard]] inline auto sample_key(std::size_t i) -> std::string { return "keyplace.sample." + std::to_string(i); }
 
 namespace detail {

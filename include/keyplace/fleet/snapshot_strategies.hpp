@@ -24,6 +24,7 @@
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/envoy.hpp>
 #include <keyplace/compat/ketama.hpp>
+#include <keyplace/compat/mpchash.hpp>
 #include <keyplace/compat/point_ring.hpp>
 #include <keyplace/compat/redis.hpp>
 
@@ -155,6 +156,19 @@ struct multiprobe_binding {
     static auto build(const build_input<V>& in, std::optional<V>& out) -> failure {
         error_info err;
         auto s = multiprobe::try_build(in.plain, multiprobe_config{static_cast<std::uint32_t>(in.number("probes"))}, err);
+        return take(in, out, std::move(s), std::move(err));
+    }
+};
+
+/// go-mpchash: keys are placed by their bytes (strategy_row::by_key_bytes).
+struct mpchash_binding {
+    static constexpr std::string_view name = "mpchash";
+    using built = types<compat::mpchash>;
+    template <class V>
+    static auto build(const build_input<V>& in, std::optional<V>& out) -> failure {
+        error_info err;
+        auto s = compat::mpchash::try_build(in.plain, multiprobe_config{static_cast<std::uint32_t>(in.number("probes"))},
+                                            err);
         return take(in, out, std::move(s), std::move(err));
     }
 };
@@ -462,7 +476,7 @@ using snapshot_strategies =
           ketama_binding<"ketama-spy", compat::ketama_dialect::libmemcached_spy>, ketama_unweighted_binding,
           ketama_binding<"libketama", compat::ketama_dialect::libketama>,
           ketama_binding<"hash-ring", compat::ketama_dialect::python_hash_ring>, cassandra_binding, redis_binding,
-          tokens_binding, multiprobe_binding, partitions_binding, buckets_binding<anchor, "anchor">,
+          tokens_binding, multiprobe_binding, mpchash_binding, partitions_binding, buckets_binding<anchor, "anchor">,
           buckets_binding<memento, "memento">>;
 
 // ---- what snapshot.hpp derives from the list ------------------------------------------------

@@ -115,6 +115,10 @@ struct strategy_row {
     /// Whether its placement contract promises minimal change: a join moves keys only to the
     /// joiner, a leave only the leaver's keys (strategy_table_test checks it for every row).
     bool minimal_change = false;
+    /// Whether a key is placed by its bytes rather than by one 64-bit point (go-mpchash hashes
+    /// them twice, with two seeds): a snapshot's owner, copies, probe digest, movement and plans
+    /// then place keys, sample keys included, by their bytes (placement::by_key_bytes).
+    bool by_key_bytes = false;
 
     /// The parameter of this name, or nullptr.
     [[nodiscard]] constexpr auto param(std::string_view n) const noexcept -> const strategy_parameter* {
@@ -235,6 +239,9 @@ inline constexpr strategy_row strategy_table[] = {
      .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none, .minimal_change = true},
     {.name = "multiprobe", .summary = "multi-probe consistent hashing (Appleton and O'Reilly), weight 1",
      .params = detail::table::multiprobe_params, .encoding = state_encoding::members, .minimal_change = true},
+    {.name = "mpchash", .summary = "go-mpchash (SipHash-2-4): buckets in the order given, weight 1",
+     .params = detail::table::multiprobe_params, .order = node_order::as_given, .encoding = state_encoding::members,
+     .minimal_change = true, .by_key_bytes = true},
     {.name = "partitions", .summary = "fixed partitions with minimal moves (Dynamo's strategy 3)",
      .params = detail::table::partitions_params, .per_node = node_data::partition_spans,
      .encoding = state_encoding::partition_table, .minimal_change = true},

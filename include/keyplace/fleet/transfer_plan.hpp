@@ -104,8 +104,9 @@ struct transfer_plan {
 /// The plan from before.current() to after.current(): exact when both are the same kind of
 /// strategy with the same key hash and regions that refine together (rings of one point width
 /// and lookup rule; tables or moduli of one size, or whose lcm is at most 2^24); otherwise the
-/// totals are counted over 2^17 sample keys ("keyplace.sample.<i>", each hashed with its own
-/// strategy's key hash) and there are no ranges (rendezvous and jump have none).
+/// totals are counted over 2^17 sample keys ("keyplace.sample.<i>", each placed as its own
+/// placement places it: by its strategy's key hash, or by its bytes where by_key_bytes()) and
+/// there are no ranges (rendezvous, jump and multi-probe have none).
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan;
 /// The plan of the transition one snapshot describes: current() to pending().
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan;
@@ -127,6 +128,15 @@ struct plan_builder {
     static auto ids(const snapshot& s, const placement& p, std::uint64_t point, std::vector<std::string>& out) {
         std::array<std::uint32_t, max_snapshot_copies> idx{};
         const std::size_t n = p.copies(point, std::span<std::uint32_t>(idx.data(), p.width()));
+        out.clear();
+        for (std::size_t k = 0; k < n; ++k) {
+            out.push_back(s.nodes()[idx[k]].id);
+        }
+    }
+    /// The strategy's copies of a key (overrides aside: strategy_copies), as ids.
+    static auto strategy_ids(const snapshot& s, const placement& p, std::string_view key, std::vector<std::string>& out) {
+        std::array<std::uint32_t, max_snapshot_copies> idx{};
+        const std::size_t n = p.strategy_copies(key, std::span<std::uint32_t>(idx.data(), p.width()));
         out.clear();
         for (std::size_t k = 0; k < n; ++k) {
             out.push_back(s.nodes()[idx[k]].id);
@@ -333,8 +343,8 @@ KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot
         const double each = 1.0 / static_cast<double>(analysis_sample_size);
         for (std::size_t i = 0; i < analysis_sample_size; ++i) {
             const std::string key = sample_key(i);
-            detail::plan_builder::ids(before, before.current(), before.current().point_of(key), b);
-            detail::plan_builder::ids(after, after.current(), after.current().point_of(key), a);
+            detail::plan_builder::strategy_ids(before, before.current(), key, b);
+            detail::plan_builder::strategy_ids(after, after.current(), key, a);
             bool changed = false;
             for (const auto& id : a) {
                 if (!detail::plan_builder::contains(b, id)) {
