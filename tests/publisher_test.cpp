@@ -159,6 +159,54 @@ TEST_CASE("publisher: every refusal names both values and publishes nothing", "[
     }
 }
 
+TEST_CASE("errors: the fleet layer's codes are in their own category, errc's old names still compare",
+          "[publisher][errors]") {
+    using keyplace::fleet_errc;
+    const auto base = built(description(17, active({"a", "b", "c"})));
+    publisher p(base);
+    error_info err;
+    CHECK_FALSE(p.try_publish(built(description(12, active({"a", "b", "c"}))), err));
+    CHECK(err == fleet_errc::stale_epoch);
+    CHECK_FALSE(err == fleet_errc::wrong_cluster);
+    CHECK(err.code() == errc::stale_epoch);  // the deprecated name, kept until 0.3
+    CHECK(err.error_code() == fleet_errc::stale_epoch);
+    CHECK(err.error_code() != errc::stale_epoch);  // another category
+    CHECK(std::string(err.error_code().category().name()) == "keyplace.fleet");
+    CHECK(err.error_code().message() == "stale snapshot epoch");
+    CHECK(keyplace::fleet_code(err) == fleet_errc::stale_epoch);
+
+    // A strategy's refusal stays in the core category, even inside a snapshot build.
+    auto weightless = description(18, active({"a", "b", "c"}));
+    weightless.nodes[1].weight = -1.0;
+    const auto refused = snapshot::try_build(weightless, err);
+    REQUIRE_FALSE(refused);
+    CHECK(err == errc::invalid_weight);
+    CHECK(std::string(err.error_code().category().name()) == "keyplace");
+    CHECK_FALSE(keyplace::fleet_code(err));
+
+    // The exception carries the category, and info() gives it back.
+    auto no_epoch = description(0, active({"a"}));
+    try {
+        (void)snapshot::build(no_epoch);
+        FAIL("epoch 0 was built");
+    } catch (const keyplace::error& e) {
+        CHECK(e.code() == errc::invalid_document);
+        CHECK(e.error_code() == fleet_errc::invalid_document);
+        CHECK(e.info() == fleet_errc::invalid_document);
+        CHECK(e.info().message() == e.what());
+    }
+
+    // Every fleet code has its message (errc's old name gives the same during the window).
+    for (const auto c : {fleet_errc::stale_epoch, fleet_errc::wrong_cluster, fleet_errc::split_brain,
+                         fleet_errc::fingerprint_mismatch, fleet_errc::invalid_document, fleet_errc::unknown_strategy,
+                         fleet_errc::no_owner, fleet_errc::invalid_state, fleet_errc::unavailable,
+                         fleet_errc::invalid_override}) {
+        const auto ec = make_error_code(c);
+        CHECK(ec.message() != "unknown keyplace error");
+        CHECK(std::string(ec.category().name()) == "keyplace.fleet");
+    }
+}
+
 TEST_CASE("publisher: the same epoch with the same fingerprint is unchanged", "[publisher]") {
     const auto d = description(3, active({"a", "b", "c"}));
     const auto first = built(d);

@@ -22,8 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-// Transport and protocol errors: errc::unavailable, with a message that starts with "etcd".
-constexpr errc transport = errc::unavailable;
+// Transport and protocol errors: fleet_errc::unavailable, with a message that starts with "etcd".
+constexpr fleet_errc transport = fleet_errc::unavailable;
 
 // Cut at 600 bytes (an answer may be a proxy's whole HTML page), newlines replaced: one line.
 auto fail_transport(std::string message) -> error_info {
@@ -935,7 +935,7 @@ namespace {
 auto parse_current(std::string_view key, std::string_view value, error_info& err) -> std::optional<current_pointer> {
     const json j = json::parse(value, nullptr, false);
     const auto bad = [&](const std::string& why) -> std::optional<current_pointer> {
-        err = detail::fail(errc::invalid_document,
+        err = detail::fail(fleet_errc::invalid_document,
                            std::string(key) + ": " + why + ": " + detail::quote(value));
         return std::nullopt;
     };
@@ -995,7 +995,7 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
         const auto cur = read_current(c, cluster, err);
         if (!cur) {
             if (!err) {
-                err = detail::fail(errc::invalid_document,
+                err = detail::fail(fleet_errc::invalid_document,
                                    "cluster " + detail::quote(cluster) + " has no current snapshot in etcd");
             }
             return std::nullopt;
@@ -1004,7 +1004,7 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
         const auto kv = c.get(key, err);
         if (!kv) {
             if (!err) {
-                err = detail::fail(errc::invalid_document, key + ": missing (current names epoch " +
+                err = detail::fail(fleet_errc::invalid_document, key + ": missing (current names epoch " +
                                                                std::to_string(cur->epoch) + ")");
             }
             return std::nullopt;
@@ -1015,18 +1015,18 @@ auto load_current(client& c, std::string_view cluster, error_info& err) -> std::
             return std::nullopt;
         }
         if (s->cluster() != cluster) {
-            err = detail::fail(errc::wrong_cluster, key + ": the snapshot is of cluster " +
+            err = detail::fail(fleet_errc::wrong_cluster, key + ": the snapshot is of cluster " +
                                                         detail::quote(s->cluster()) + ", not " +
                                                         detail::quote(cluster));
             return std::nullopt;
         }
         if (s->epoch() != cur->epoch) {
-            err = detail::fail(errc::invalid_document, key + ": the snapshot has epoch " + std::to_string(s->epoch()) +
+            err = detail::fail(fleet_errc::invalid_document, key + ": the snapshot has epoch " + std::to_string(s->epoch()) +
                                                            ", current names " + std::to_string(cur->epoch));
             return std::nullopt;
         }
         if (!s->fingerprint_matches(cur->fingerprint)) {
-            err = detail::fail(errc::fingerprint_mismatch, key + ": the snapshot's fingerprint " +
+            err = detail::fail(fleet_errc::fingerprint_mismatch, key + ": the snapshot's fingerprint " +
                                                                s->fingerprint().hex() + " is not " +
                                                                cur->fingerprint.hex() + ", which current states");
             return std::nullopt;
@@ -1048,7 +1048,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
                 err = detail::fail(f.code(), "epoch " + std::to_string(s.epoch()) + " not published: " + f.message());
                 return false;
             }
-        } else if (err == errc::unavailable) {
+        } else if (err == fleet_errc::unavailable) {
             return false;
         }
         err.clear();
@@ -1080,7 +1080,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
             }
             const auto fp = digest128::from_hex(theirs);
             if (!fp || !s.fingerprint_matches(*fp)) {
-                err = detail::fail(errc::split_brain, skey + " already holds epoch " + std::to_string(s.epoch()) +
+                err = detail::fail(fleet_errc::split_brain, skey + " already holds epoch " + std::to_string(s.epoch()) +
                                                           " with fingerprint " + detail::quote(theirs) +
                                                           ", not " + s.fingerprint().hex());
                 return false;
@@ -1094,7 +1094,7 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
             return true;  // already published (a retry after a response that was lost)
         }
         if (cur && cur->epoch >= s.epoch()) {
-            err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), cur->epoch, cluster));
+            err = detail::fail(fleet_errc::stale_epoch, stale_message(s.epoch(), cur->epoch, cluster));
             return false;
         }
         const std::string value = current_value(s.epoch(), s.fingerprint());
@@ -1112,12 +1112,12 @@ auto publish(client& c, const snapshot& s, error_info& err) -> bool {
             return true;  // the same snapshot, published by another publisher meanwhile
         }
         if (now && now->epoch < s.epoch()) {
-            err = detail::fail(errc::stale_epoch, "epoch " + std::to_string(s.epoch()) + " not published: another "
+            err = detail::fail(fleet_errc::stale_epoch, "epoch " + std::to_string(s.epoch()) + " not published: another "
                                                   "publisher moved current of cluster " + detail::quote(cluster) +
                                                   " to epoch " + std::to_string(now->epoch) + " first; publish again");
             return false;
         }
-        err = detail::fail(errc::stale_epoch, stale_message(s.epoch(), now ? now->epoch : 0, cluster) +
+        err = detail::fail(fleet_errc::stale_epoch, stale_message(s.epoch(), now ? now->epoch : 0, cluster) +
                                                   " (another publisher moved current first)");
         return false;
     });
@@ -1223,13 +1223,17 @@ struct watcher::impl {
         }
     }
 
-    static auto refusal_of(errc code) -> refusal {
-        switch (code) {
-            case errc::invalid_document: return refusal::malformed;
-            case errc::wrong_cluster: return refusal::wrong_cluster;
-            case errc::stale_epoch: return refusal::stale_epoch;
-            case errc::fingerprint_mismatch:
-            case errc::split_brain: return refusal::fingerprint_mismatch;
+    static auto refusal_of(const error_info& err) -> refusal {
+        const auto code = fleet_code(err);
+        if (!code) {
+            return refusal::other;
+        }
+        switch (*code) {
+            case fleet_errc::invalid_document: return refusal::malformed;
+            case fleet_errc::wrong_cluster: return refusal::wrong_cluster;
+            case fleet_errc::stale_epoch: return refusal::stale_epoch;
+            case fleet_errc::fingerprint_mismatch:
+            case fleet_errc::split_brain: return refusal::fingerprint_mismatch;
             default: return refusal::other;
         }
     }
@@ -1287,7 +1291,7 @@ struct watcher::impl {
         error_info lerr;
         auto s = try_load_snapshot_json(doc->value, lerr);
         if (!s) {
-            refuse(refusal_of(lerr.code()), skey + ": " + lerr.message(), kv->mod_revision);
+            refuse(refusal_of(lerr), skey + ": " + lerr.message(), kv->mod_revision);
             return true;
         }
         if (s->cluster() != options.cluster) {
@@ -1320,7 +1324,7 @@ struct watcher::impl {
         } else {
             error_info pub;
             if (!local_ptr.load(std::memory_order_relaxed)->try_publish(shared, pub)) {
-                refuse(refusal_of(pub.code()), skey + ": " + pub.message(), kv->mod_revision);
+                refuse(refusal_of(pub), skey + ": " + pub.message(), kv->mod_revision);
                 return true;
             }
         }

@@ -175,7 +175,7 @@ inline auto etcd_publish(const parsed_args& a) -> std::string {
     auto c = etcd_client(a);
     keyplace::error_info err;
     if (!keyplace::etcd::publish(c, *s, err)) {
-        if (err == keyplace::errc::stale_epoch) {
+        if (err == keyplace::fleet_errc::stale_epoch) {
             keyplace::error_info read_err;
             const auto cur = keyplace::etcd::read_current(c, cluster, read_err);
             if (cur) {
@@ -185,7 +185,7 @@ inline auto etcd_publish(const parsed_args& a) -> std::string {
             }
             input_error(err.message());  // the library's message names both epochs too
         }
-        if (err == keyplace::errc::split_brain) {
+        if (err == keyplace::fleet_errc::split_brain) {
             input_error("epoch " + std::to_string(s->epoch()) + " not published: " + err.message());
         }
         etcd_error(err);  // invalid_state too: a node left in the current epoch returns, named

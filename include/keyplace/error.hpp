@@ -7,6 +7,7 @@
 #include <keyplace/detail/utf8.hpp>
 #include <keyplace/version.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -47,6 +48,9 @@ enum class errc : int {
     unknown_domain = 22,        ///< a named domain (region, datacenter, locality) that holds no node
     duplicate_domain = 23,      ///< a domain given more than one count or weight
     missing_location = 24,      ///< a node without the location part a policy needs
+    // 25 to 33 and 47 are the fleet layer's codes (fleet_errc, in fleet/errors.hpp, category
+    // "keyplace.fleet"). Their names here are deprecated and go in 0.3: a fleet error's code()
+    // still equals them, its error_code() is in the fleet category.
     stale_epoch = 25,           ///< a snapshot whose epoch is not newer than the current one
     wrong_cluster = 26,         ///< a snapshot of another cluster
     split_brain = 27,           ///< a snapshot of the current epoch with another fingerprint
@@ -136,18 +140,30 @@ class error_info {
 public:
     error_info() = default;
     error_info(errc code, std::string message) : code_(code), message_(std::move(message)) {}
+    /// A code of another keyplace category (the fleet layer's fleet_errc): its values share
+    /// errc's numbering, and category_of(code), found by argument-dependent lookup, names the
+    /// category error_code() reports.
+    template <class E>
+        requires std::is_enum_v<E> && requires(E e) { { category_of(e) } -> std::same_as<const std::error_category&>; }
+    error_info(E code, std::string message)
+        : code_(static_cast<errc>(code)), category_(&category_of(code)), message_(std::move(message)) {}
 
     /// Whether this holds an error.
     [[nodiscard]] explicit operator bool() const noexcept { return code_ != errc{}; }
     [[nodiscard]] auto code() const noexcept -> errc { return code_; }
     /// The full message ("node id 'a' appears more than once"); empty when there is no error.
     [[nodiscard]] auto message() const noexcept -> const std::string& { return message_; }
-    /// The code as a std::error_code in keyplace's category (empty when there is no error).
+    /// The code as a std::error_code in its category: keyplace's, or the fleet layer's
+    /// ("keyplace.fleet") for a fleet_errc (empty when there is no error).
     [[nodiscard]] auto error_code() const noexcept -> std::error_code {
-        return code_ == errc{} ? std::error_code{} : make_error_code(code_);
+        if (code_ == errc{}) {
+            return {};
+        }
+        return {static_cast<int>(code_), category_ != nullptr ? *category_ : error_category()};
     }
     void clear() noexcept {
         code_ = errc{};
+        category_ = nullptr;
         message_.clear();
         where_.clear();
         node_.reset();
@@ -177,11 +193,18 @@ public:
     }
 
     friend auto operator==(const error_info& e, errc c) noexcept -> bool { return e.code_ == c; }
+    /// Whether this is that code of another category (err == fleet_errc::stale_epoch).
+    template <class E>
+        requires std::is_enum_v<E> && requires(E e) { { category_of(e) } -> std::same_as<const std::error_category&>; }
+    friend auto operator==(const error_info& e, E c) noexcept -> bool {
+        return e.error_code() == std::error_code(static_cast<int>(c), category_of(c));
+    }
 
 private:
     friend struct detail::error_access;
 
     errc code_{};
+    const std::error_category* category_ = nullptr;  // null: error_category()
     std::string message_;
     std::string where_;
     std::optional<std::size_t> node_;
@@ -190,14 +213,20 @@ private:
 /// Thrown by the build functions and derivations. what() is error_info's message.
 class error : public std::runtime_error {
 public:
-    explicit error(const error_info& info) : std::runtime_error(info.message()), code_(info.code()) {}
+    explicit error(const error_info& info)
+        : std::runtime_error(info.message()), code_(info.code()), category_(&info.error_code().category()) {}
     error(errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
 
     [[nodiscard]] auto code() const noexcept -> errc { return code_; }
-    [[nodiscard]] auto info() const -> error_info { return {code_, what()}; }
+    /// The code in its category, as error_info::error_code() gives it.
+    [[nodiscard]] auto error_code() const noexcept -> std::error_code {
+        return {static_cast<int>(code_), category_ != nullptr ? *category_ : error_category()};
+    }
+    [[nodiscard]] auto info() const -> error_info;
 
 private:
     errc code_;
+    const std::error_category* category_ = nullptr;
 };
 
 namespace detail {
@@ -214,6 +243,11 @@ struct error_access {
     }
     /// f with its node (an index into the list a strategy was given) renumbered as `index` in the
     /// caller's list, keeping any field after "nodes[i]".
+    /// f with its category (e's category, for keyplace::error::info()).
+    static auto in_category(failure f, const std::error_category& category) -> failure {
+        f.category_ = &category == &error_category() ? nullptr : &category;
+        return f;
+    }
     static auto renumbered(failure f, std::size_t index) -> failure {
         const std::string field = f.where_.substr(f.where_.find(']') + 1);
         f.where_ = "nodes[" + std::to_string(index) + "]" + field;
@@ -223,6 +257,12 @@ struct error_access {
 };
 
 KEYPLACE_COLD inline auto fail(errc code, std::string message) -> failure {
+    return failure{code, std::move(message)};
+}
+/// A failure with a code of another category (fleet_errc).
+template <class E>
+    requires std::is_enum_v<E> && requires(E e) { { category_of(e) } -> std::same_as<const std::error_category&>; }
+KEYPLACE_COLD auto fail(E code, std::string message) -> failure {
     return failure{code, std::move(message)};
 }
 
@@ -293,6 +333,10 @@ inline auto quote(std::string_view s) -> std::string {
 }
 
 }  // namespace detail
+
+inline auto error::info() const -> error_info {
+    return detail::error_access::in_category(error_info{code_, what()}, error_code().category());
+}
 
 KEYPLACE_NAMESPACE_END
 

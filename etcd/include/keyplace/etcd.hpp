@@ -85,7 +85,7 @@ struct client_options {
 /// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
 /// base64 on the wire and plain here. One client per thread (it owns a curl handle).
 /// Every call returns std::nullopt / false and fills err on failure; nothing throws. Transport
-/// and protocol errors carry errc::unavailable and a message starting with "etcd"; so do refused
+/// and protocol errors carry fleet_errc::unavailable and a message starting with "etcd"; so do refused
 /// credentials ("authentication of user ... failed") and "permission denied" (naming the user).
 /// A write whose answer was lost may be retried on another endpoint: publish() recognises its own
 /// write when that happens.

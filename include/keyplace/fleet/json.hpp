@@ -194,7 +194,7 @@ public:
         if (repeated) {
             std::string p = where(false);
             append_key(p, k);
-            problem = fail(errc::invalid_document,
+            problem = fail(fleet_errc::invalid_document,
                            p + ": the key appears twice in one object (JSON readers disagree on which one counts)");
             return false;
         }
@@ -211,7 +211,7 @@ public:
         }
         if (ex.id == 406) {  // a number beyond double's range: 1e999 is a valid JSON number
             problem = at_weight() ? fail(errc::invalid_weight, p + ": " + shown_token(last_token) + " is not finite")
-                                    : fail(errc::invalid_document, p + ": " + shown_token(last_token) +
+                                    : fail(fleet_errc::invalid_document, p + ": " + shown_token(last_token) +
                                                                        " is outside the range of a double");
             return false;
         }
@@ -236,14 +236,14 @@ public:
             what.erase(read);
             what += "; last read: " + quote(last_token) + tail;
         }
-        problem = fail(errc::invalid_document, p + ": invalid JSON at byte " + std::to_string(position) + location +
+        problem = fail(fleet_errc::invalid_document, p + ": invalid JSON at byte " + std::to_string(position) + location +
                                                  ": " + what);
         return false;
     }
 
 private:
     auto refuse(const std::string& why) -> bool {
-        problem = fail(errc::invalid_document, shown_path(where(true)) + ": " + why);
+        problem = fail(fleet_errc::invalid_document, shown_path(where(true)) + ": " + why);
         return false;
     }
     /// The slot the next value goes to.
@@ -342,7 +342,9 @@ private:
     }
 };
 
-inline auto bad(errc code, const path& at, const std::string& what) -> failure {
+/// A failure at a path: code is an errc or a fleet_errc.
+template <class Code>
+auto bad(Code code, const path& at, const std::string& what) -> failure {
     std::string where = at.text();
     return fail(code, where + ": " + what).at(std::move(where));
 }
@@ -391,7 +393,7 @@ public:
     auto document(const value& doc, snapshot_description& d) -> failure {
         const path top{};
         if (doc.type != value::kind::object) {
-            return bad(errc::invalid_document, top, shown(doc) + " is not an object");
+            return bad(fleet_errc::invalid_document, top, shown(doc) + " is not an object");
         }
         if (auto f = format(doc, top / "format", d.format)) {
             return f;
@@ -466,7 +468,7 @@ private:
         }
         const auto minor = snapshot_format_minor(out);  // the builder's own test of the format
         if (!minor) {
-            return bad(errc::invalid_document, at, quote(out) + " is not a format this library reads (" +
+            return bad(fleet_errc::invalid_document, at, quote(out) + " is not a format this library reads (" +
                                                        std::string(snapshot_format) + " or " +
                                                        std::string(snapshot_format) + ".<minor>)");
         }
@@ -485,7 +487,7 @@ private:
                 ok = ok || f == m.key;
             }
             if (!ok) {
-                return bad(errc::invalid_document, at / m.key,
+                return bad(fleet_errc::invalid_document, at / m.key,
                            "unknown field: " + std::string(what) + " of format " + std::string(snapshot_format) +
                                " holds only " + join(fields));
             }
@@ -497,10 +499,10 @@ private:
     auto object(const value& obj, const path& at, bool required, const value*& out) -> failure {
         out = find(obj, at.key);
         if (out == nullptr) {
-            return required ? bad(errc::invalid_document, at, "missing") : failure{};
+            return required ? bad(fleet_errc::invalid_document, at, "missing") : failure{};
         }
         if (out->type != value::kind::object) {
-            return bad(errc::invalid_document, at, shown(*out) + " is not an object");
+            return bad(fleet_errc::invalid_document, at, shown(*out) + " is not an object");
         }
         return {};
     }
@@ -508,10 +510,10 @@ private:
     auto text(const value& obj, const path& at, bool required, std::string& out) -> failure {
         const value* v = find(obj, at.key);
         if (v == nullptr) {
-            return required ? bad(errc::invalid_document, at, "missing") : failure{};
+            return required ? bad(fleet_errc::invalid_document, at, "missing") : failure{};
         }
         if (v->type != value::kind::string) {
-            return bad(errc::invalid_document, at, shown(*v) + " is not a string");
+            return bad(fleet_errc::invalid_document, at, shown(*v) + " is not a string");
         }
         out = v->text;
         return {};
@@ -520,7 +522,7 @@ private:
     static auto whole_value(const value& v, const path& at, std::uint64_t lo, std::uint64_t hi, std::uint64_t& out)
         -> failure {
         if (v.type != value::kind::whole || v.whole < lo || v.whole > hi) {
-            return bad(errc::invalid_document, at, shown(v) + " is not a whole number from " + std::to_string(lo) +
+            return bad(fleet_errc::invalid_document, at, shown(v) + " is not a whole number from " + std::to_string(lo) +
                                                        " to " + range_text(hi));
         }
         out = v.whole;
@@ -531,7 +533,7 @@ private:
     auto whole(const value& obj, const path& at, bool required, std::uint64_t lo, T& out) -> failure {
         const value* v = find(obj, at.key);
         if (v == nullptr) {
-            return required ? bad(errc::invalid_document, at, "missing") : failure{};
+            return required ? bad(fleet_errc::invalid_document, at, "missing") : failure{};
         }
         std::uint64_t n = 0;
         if (auto f = whole_value(*v, at, lo, std::numeric_limits<T>::max(), n)) {
@@ -551,7 +553,7 @@ private:
         if (present) {
             out = digest128::from_hex(hex);
             if (!out) {
-                return bad(errc::invalid_document, at, quote(hex) + " is not 32 hex digits");
+                return bad(fleet_errc::invalid_document, at, quote(hex) + " is not 32 hex digits");
             }
         }
         return {};
@@ -594,13 +596,13 @@ private:
                 for (std::size_t i = 0; i < m.item.items.size(); ++i) {
                     const value& v = m.item.items[i];
                     if (v.type != value::kind::whole) {
-                        return bad(errc::invalid_document, p[i], shown(v) + " is not a whole number from 0 to 2^64-1");
+                        return bad(fleet_errc::invalid_document, p[i], shown(v) + " is not a whole number from 0 to 2^64-1");
                     }
                     items.push_back(v.whole);
                 }
                 value_of = std::move(items);
             } else {
-                return bad(errc::invalid_document, p,
+                return bad(fleet_errc::invalid_document, p,
                            shown(m.item) + " is not a whole number from 0 to 2^64-1, a name or a list of numbers");
             }
             out.params.emplace(m.key, std::move(value_of));
@@ -661,10 +663,10 @@ private:
     auto nodes(const value& doc, const path& at, std::vector<snapshot_node>& out) -> failure {
         const value* list = find(doc, at.key);
         if (list == nullptr) {
-            return bad(errc::invalid_document, at, "missing");
+            return bad(fleet_errc::invalid_document, at, "missing");
         }
         if (list->type != value::kind::array) {
-            return bad(errc::invalid_document, at, shown(*list) + " is not an array");
+            return bad(fleet_errc::invalid_document, at, shown(*list) + " is not an array");
         }
         out.clear();
         out.reserve(list->items.size());
@@ -672,7 +674,7 @@ private:
             const path p = at[i];
             const value& n = list->items[i];
             if (n.type != value::kind::object) {
-                return bad(errc::invalid_document, p, shown(n) + " is not an object");
+                return bad(fleet_errc::invalid_document, p, shown(n) + " is not an object");
             }
             snapshot_node node_out;
             if (auto f = node(n, p, node_out)) {
@@ -711,7 +713,7 @@ private:
             }
             const auto s = parse_node_state(state);
             if (!s) {
-                return bad(errc::invalid_state, at / "state",
+                return bad(fleet_errc::invalid_state, at / "state",
                            quote(state) + " is not joining, active, leaving or left");
             }
             out.state = *s;
@@ -748,7 +750,7 @@ private:
             case value::kind::whole: out = static_cast<double>(w.whole); break;
             case value::kind::negative: out = static_cast<double>(w.negative); break;
             case value::kind::fraction: out = w.fraction; break;
-            default: return bad(errc::invalid_document, at, shown(w) + " is not a number");
+            default: return bad(fleet_errc::invalid_document, at, shown(w) + " is not a number");
         }
         // JSON cannot spell NaN or an infinity; a number beyond double's range was refused by
         // the parser (tree_builder), so only the sign is left to check.
@@ -761,7 +763,7 @@ private:
     static auto list(const value& n, const path& at, const value*& out) -> failure {
         out = find(n, at.key);
         if (out != nullptr && out->type != value::kind::array) {
-            return bad(errc::invalid_document, at, shown(*out) + " is not an array");
+            return bad(fleet_errc::invalid_document, at, shown(*out) + " is not an array");
         }
         return {};
     }
@@ -786,7 +788,7 @@ private:
             } else if (v.type == value::kind::whole && v.whole <= top) {
                 out.push_back(static_cast<T>(v.whole));
             } else {
-                return bad(errc::invalid_document, at[i],
+                return bad(fleet_errc::invalid_document, at[i],
                            shown(v) + (is_signed ? " is not a whole number from -2^63 to 2^63-1"
                                                  : " is not a whole number from 0 to 2^64-1"));
             }
@@ -810,7 +812,7 @@ private:
         for (std::size_t i = 0; i < s->items.size(); ++i) {
             const value& span = s->items[i];
             if (span.type != value::kind::array || span.items.size() < 2 || span.items.size() > (ranked ? 3U : 2U)) {
-                return bad(errc::invalid_document, at[i],
+                return bad(fleet_errc::invalid_document, at[i],
                            shown(span) + (ranked ? " is not [first, last] or [first, last, rank]"
                                                  : " is not a pair [first, last]"));
             }
@@ -851,10 +853,10 @@ private:
             return {};
         }
         if (list->type != value::kind::array) {
-            return bad(errc::invalid_document, at, shown(*list) + " is not an array");
+            return bad(fleet_errc::invalid_document, at, shown(*list) + " is not an array");
         }
         if (list->items.size() > max_overrides) {
-            return bad(errc::invalid_override, at, std::to_string(list->items.size()) +
+            return bad(fleet_errc::invalid_override, at, std::to_string(list->items.size()) +
                                                        " overrides; a snapshot holds at most " +
                                                        std::to_string(max_overrides));
         }
@@ -862,7 +864,7 @@ private:
             const path p = at[i];
             const value& o = list->items[i];
             if (o.type != value::kind::object) {
-                return bad(errc::invalid_document, p, shown(o) + " is not an object");
+                return bad(fleet_errc::invalid_document, p, shown(o) + " is not an object");
             }
             static constexpr std::string_view fields[] = {"key", "node"};
             if (auto f = known(o, p, fields, "an override")) {
@@ -910,16 +912,16 @@ private:
 /// takes a NUL byte for the end of its input, so one is refused here, wherever it is.
 inline auto read(std::string_view text, snapshot_description& d) -> failure {
     if (text.size() > max_document_size) {
-        return fail(errc::invalid_document, "$: the document is " + std::to_string(text.size()) +
+        return fail(fleet_errc::invalid_document, "$: the document is " + std::to_string(text.size()) +
                                                 " bytes, above the limit of " + std::to_string(max_document_size));
     }
     if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-        return fail(errc::invalid_document, "$: invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte");
+        return fail(fleet_errc::invalid_document, "$: invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte");
     }
     tree_builder tree;
     const bool parsed = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &tree);
     if (!parsed) {
-        return tree.problem ? tree.problem : fail(errc::invalid_document, "$: invalid JSON");
+        return tree.problem ? tree.problem : fail(fleet_errc::invalid_document, "$: invalid JSON");
     }
     return reader{}.document(tree.root, d);
 }
@@ -933,7 +935,7 @@ auto guarded(error_info& err, F&& f) -> decltype(f()) {
         err = fail(errc::out_of_memory, "$: out of memory reading the document or building its placement");
         return std::nullopt;
     } catch (const std::exception& e) {  // anything nlohmann might still throw
-        err = fail(errc::invalid_document, std::string("$: ") + e.what());
+        err = fail(fleet_errc::invalid_document, std::string("$: ") + e.what());
         return std::nullopt;
     }
 #else

@@ -94,7 +94,7 @@ public:
             const std::lock_guard lock(mu_);
             err = check_successor(*cur_, *next);
             if (err) {
-                ++refusal_count(err.code());
+                ++refusal_count(err);
                 return std::nullopt;  // next (never published) is released after the lock
             }
             if (next->epoch() == cur_->epoch()) {
@@ -145,12 +145,16 @@ public:
     [[nodiscard]] auto make_reader() const noexcept -> reader;
 
 private:
-    auto refusal_count(errc code) noexcept -> std::uint64_t& {
-        switch (code) {
-            case errc::stale_epoch: return counts_.stale_epoch;
-            case errc::wrong_cluster: return counts_.wrong_cluster;
-            case errc::split_brain: return counts_.split_brain;
-            case errc::invalid_state: return counts_.invalid_state;
+    auto refusal_count(const error_info& err) noexcept -> std::uint64_t& {
+        const auto code = fleet_code(err);
+        if (!code) {
+            return counts_.invalid_snapshot;
+        }
+        switch (*code) {
+            case fleet_errc::stale_epoch: return counts_.stale_epoch;
+            case fleet_errc::wrong_cluster: return counts_.wrong_cluster;
+            case fleet_errc::split_brain: return counts_.split_brain;
+            case fleet_errc::invalid_state: return counts_.invalid_state;
             default: return counts_.invalid_snapshot;
         }
     }

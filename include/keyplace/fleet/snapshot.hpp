@@ -707,7 +707,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::build_placement(const std::vector<std::uin
     detail::failure f;
     // check_strategy found the row, and every row has a binding (snapshot_strategies.hpp).
     if (!detail::bind::build_named(detail::bind::snapshot_strategies{}, row.name, in, built, f)) {
-        return detail::fail(errc::unknown_strategy, "strategy " + detail::quote(row.name) + " has no build")
+        return detail::fail(fleet_errc::unknown_strategy, "strategy " + detail::quote(row.name) + " has no build")
             .at("strategy.name");
     }
     if (f) {
@@ -901,7 +901,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::combined_fingerprint(const digest128& now,
 KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
     auto& list = d_.overrides;
     if (list.size() > max_overrides) {
-        return detail::fail(errc::invalid_override, std::to_string(list.size()) + " overrides; a snapshot holds at most " +
+        return detail::fail(fleet_errc::invalid_override, std::to_string(list.size()) + " overrides; a snapshot holds at most " +
                                                         std::to_string(max_overrides))
             .at("overrides");
     }
@@ -909,11 +909,11 @@ KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
         const auto& o = list[i];
         const std::string at = "overrides[" + std::to_string(i) + "]";
         if (o.key.empty()) {
-            return detail::fail(errc::invalid_override, "override of node " + detail::quote(o.node) + ": the key is empty")
+            return detail::fail(fleet_errc::invalid_override, "override of node " + detail::quote(o.node) + ": the key is empty")
                 .at(at);
         }
         if (o.key.size() > max_override_key_length) {
-            return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) + ": the key is " +
+            return detail::fail(fleet_errc::invalid_override, "override of key " + detail::quote(o.key) + ": the key is " +
                                                             std::to_string(o.key.size()) + " bytes, above " +
                                                             std::to_string(max_override_key_length))
                 .at(at);
@@ -921,7 +921,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
         // A document holds the key as a JSON string: one that is not UTF-8 would be written
         // otherwise than it is hashed, and the document would not load as this snapshot.
         if (const auto bad = detail::invalid_utf8_at(o.key)) {
-            return detail::fail(errc::invalid_override, "override of key " + detail::quote(o.key) +
+            return detail::fail(fleet_errc::invalid_override, "override of key " + detail::quote(o.key) +
                                                             ": the key is not UTF-8 (byte " + std::to_string(*bad) + ")")
                 .at(at);
         }
@@ -935,7 +935,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::check_overrides() -> detail::failure {
                 .at(at);
         }
         if (n->state != node_state::active) {
-            return detail::fail(errc::invalid_state, "override of key " + detail::quote(o.key) + ": node " +
+            return detail::fail(fleet_errc::invalid_state, "override of key " + detail::quote(o.key) + ": node " +
                                                          detail::quote(o.node) + " is " +
                                                          std::string(to_string(n->state)) +
                                                          "; an override names an active node (one that owns keys now "
@@ -1013,7 +1013,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
             return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message()).at_node(i, f.where());
         }
         if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
-            return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
+            return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
                                                          std::to_string(static_cast<unsigned>(n.state)) +
                                                          " is not joining, active, leaving or left")
                 .at_node(i, "state");
@@ -1036,7 +1036,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
         }
     }
     if (now.empty() || after.empty()) {
-        return detail::fail(errc::no_owner, std::string("no node owns keys ") +
+        return detail::fail(fleet_errc::no_owner, std::string("no node owns keys ") +
                                                 (now.empty() ? "now (none is active or leaving)"
                                                              : "after the transition (none is active or joining)"))
             .at("nodes");
@@ -1054,7 +1054,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
     }
     fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint(), d_.overrides);
     if (d.fingerprint && !fingerprint_matches(*d.fingerprint)) {
-        return detail::fail(errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
+        return detail::fail(fleet_errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
                                                             "; the placement built here has " + fingerprint_.hex() +
                                                             " (keyplace " + std::to_string(version.major) + "." +
                                                             std::to_string(version.minor) + "." +
@@ -1062,7 +1062,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
             .at("fingerprint");
     }
     if (d.probe && *d.probe != probe_digest()) {
-        return detail::fail(errc::fingerprint_mismatch, "the document states probe digest " + d.probe->hex() +
+        return detail::fail(fleet_errc::fingerprint_mismatch, "the document states probe digest " + d.probe->hex() +
                                                             "; the placement built here has " + probe_digest().hex())
             .at("probe");
     }
@@ -1081,25 +1081,25 @@ KEYPLACE_DETAIL_INLINE auto snapshot::try_build(const snapshot_description& d, e
 
 KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snapshot& next) -> error_info {
     if (next.cluster() != current.cluster()) {
-        return detail::fail(errc::wrong_cluster, "snapshot of cluster " + detail::quote(next.cluster()) +
+        return detail::fail(fleet_errc::wrong_cluster, "snapshot of cluster " + detail::quote(next.cluster()) +
                                                      "; this process serves cluster " +
                                                      detail::quote(current.cluster()));
     }
     if (next.epoch() == current.epoch() && next.fingerprint() != current.fingerprint()) {
-        return detail::fail(errc::split_brain, "split brain: epoch " + std::to_string(next.epoch()) +
+        return detail::fail(fleet_errc::split_brain, "split brain: epoch " + std::to_string(next.epoch()) +
                                                    " has fingerprint " + next.fingerprint().hex() +
                                                    " here but " + current.fingerprint().hex() +
                                                    " in the snapshot already published");
     }
     if (next.epoch() < current.epoch()) {
-        return detail::fail(errc::stale_epoch, "epoch " + std::to_string(next.epoch()) +
+        return detail::fail(fleet_errc::stale_epoch, "epoch " + std::to_string(next.epoch()) +
                                                    " is not newer than the current epoch " +
                                                    std::to_string(current.epoch()));
     }
     for (const auto& n : next.nodes()) {
         const snapshot_node* was = current.find(n.id);
         if (was != nullptr && was->state == node_state::left && n.state != node_state::left) {
-            return detail::fail(errc::invalid_state, "node " + detail::quote(n.id) + " left at epoch " +
+            return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + " left at epoch " +
                                                          std::to_string(current.epoch()) + " and may not return as " +
                                                          std::string(to_string(n.state)) + "; give it a new id");
         }

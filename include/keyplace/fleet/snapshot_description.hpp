@@ -7,6 +7,7 @@
 
 #include <keyplace/failure_domain.hpp>
 #include <keyplace/error.hpp>
+#include <keyplace/fleet/errors.hpp>
 #include <keyplace/node.hpp>
 #include <keyplace/version.hpp>
 
@@ -310,7 +311,7 @@ template <class Key>
     if (!repeat) {
         return {};
     }
-    return fail(errc::invalid_override, "override key " + quote(list[repeat->first].key) +
+    return fail(fleet_errc::invalid_override, "override key " + quote(list[repeat->first].key) +
                                             " is also the key of overrides[" + std::to_string(repeat->second) + "]")
         .at("overrides[" + std::to_string(repeat->first) + "].key");
 }
@@ -320,23 +321,23 @@ template <class Key>
 /// below epoch (invalid_document; where() names the field).
 [[nodiscard]] inline auto check_header(const snapshot_description& d) -> failure {
     if (!snapshot_format_minor(d.format)) {
-        return fail(errc::invalid_document,
+        return fail(fleet_errc::invalid_document,
                     "format " + quote(d.format) + " is not one this library reads (" + std::string(snapshot_format) + ")")
             .at("format");
     }
     if (auto bad = check_name(name_kind::cluster, d.cluster)) {
-        return fail(errc::invalid_document, bad.message()).at("cluster");
+        return fail(fleet_errc::invalid_document, bad.message()).at("cluster");
     }
     if (d.epoch == 0) {
         // successor() of the last epoch: epoch + 1 wrapped to 0.
-        return fail(errc::invalid_document, d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
+        return fail(fleet_errc::invalid_document, d.parent_epoch == std::numeric_limits<std::uint64_t>::max()
                                                 ? "epoch 0 after parent_epoch " + std::to_string(d.parent_epoch) +
                                                       ": the epoch would overflow (2^64-1 is the last)"
                                                 : std::string("epoch 0: epochs start at 1"))
             .at("epoch");
     }
     if (d.parent_epoch >= d.epoch) {
-        return fail(errc::invalid_document,
+        return fail(fleet_errc::invalid_document,
                     "parent_epoch " + std::to_string(d.parent_epoch) + " is not below epoch " + std::to_string(d.epoch))
             .at("parent_epoch");
     }

@@ -280,12 +280,12 @@ inline constexpr strategy_row strategy_table[] = {
 [[nodiscard]] inline auto check_strategy(const strategy_spec& spec) -> error_info {
     const auto* row = find_strategy(spec.name);
     if (row == nullptr) {
-        return error_info(errc::unknown_strategy,
+        return error_info(fleet_errc::unknown_strategy,
                           "strategy " + detail::quote(spec.name) + " is not one of " + strategy_table_names())
             .at("strategy.name");
     }
     if (spec.contract != KEYPLACE_CONTRACT_VERSION) {
-        return error_info(errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " at contract " +
+        return error_info(fleet_errc::unknown_strategy, "strategy " + detail::quote(spec.name) + " at contract " +
                                                       std::to_string(spec.contract) + ": this library implements " +
                                                       std::to_string(KEYPLACE_CONTRACT_VERSION))
             .at("strategy.contract");
@@ -298,7 +298,7 @@ inline constexpr strategy_row strategy_table[] = {
             for (const auto& q : row->params) {
                 takes += (takes.empty() ? "" : ", ") + std::string(q.name);
             }
-            return error_info(errc::unknown_strategy,
+            return error_info(fleet_errc::unknown_strategy,
                               "strategy " + detail::quote(spec.name) + " has no parameter " + detail::quote(name) +
                                   " (" + (takes.empty() ? std::string("it takes none") : "it takes " + takes) + ")")
                 .at(where);
@@ -310,7 +310,7 @@ inline constexpr strategy_row strategy_table[] = {
             const std::string shown = given == param_kind::number ? std::to_string(std::get<std::uint64_t>(value))
                                       : given == param_kind::name ? detail::quote(std::get<std::string>(value))
                                                                   : std::string("a list");
-            return error_info(errc::unknown_strategy,
+            return error_info(fleet_errc::unknown_strategy,
                               of + shown + " is not " + std::string(kind_names[static_cast<std::size_t>(p->kind)]))
                 .at(where);
         }
@@ -348,7 +348,7 @@ inline constexpr strategy_row strategy_table[] = {
                 known += (known.empty() ? "" : ", ") + std::string(n);
             }
             if (!ok) {
-                return error_info(errc::unknown_strategy, of + shown + " is not one of " + known).at(where);
+                return error_info(fleet_errc::unknown_strategy, of + shown + " is not one of " + known).at(where);
             }
         }
     }
