@@ -2271,6 +2271,22 @@ TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bou
         const auto k = stats.out.find("\"keys\":", at);
         CHECK(stats.out.substr(k + 7, stats.out.find('}', k) - k - 7) == std::to_string(n));
     }
+    // stats --key-count places "key-0" ... by their bytes too: the counts locate gives.
+    std::string generated;
+    for (int i = 0; i < 3000; ++i) {
+        generated += "key-" + std::to_string(i) + "\n";
+    }
+    std::map<std::string, std::size_t> per_node;
+    for (const auto& id : lines(run_cli({"locate", "--strategy", "mpchash", "--nodes", "a,b,c"}, generated).out)) {
+        ++per_node[id];
+    }
+    const auto counted = run_cli({"stats", "--strategy", "mpchash", "--nodes", "a,b,c", "--key-count", "3000", "--json"});
+    REQUIRE(counted.status == 0);
+    for (const auto& [id, n] : per_node) {
+        INFO(id);
+        CHECK_THAT(counted.out, Catch::Matchers::Contains("{\"id\":\"" + id + "\",") &&
+                                    Catch::Matchers::Contains(",\"keys\":" + std::to_string(n) + "}"));
+    }
     // diff --keys: the busiest bucket leaves, exactly its keys move.
     std::string rest;
     for (int i = 1; i <= 6000; ++i) {

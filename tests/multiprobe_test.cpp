@@ -5,10 +5,12 @@
 #include "support.hpp"
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/bounded_load.hpp>
 #include <keyplace/compat/mpchash.hpp>
 #include <keyplace/detail/siphash.hpp>
 #include <keyplace/multiprobe.hpp>
 #include <keyplace/replicas.hpp>
+#include <keyplace/spread.hpp>
 
 #include <algorithm>
 #include <array>
@@ -195,6 +197,20 @@ TEST_CASE("multiprobe: go-mpchash compat.out, 6000 of 6000", "[multiprobe][mpcha
     CHECK(m.nodes()[0].id == "shard-1");
     CHECK(m.holders() == 6000);
 }
+
+namespace mpchash_refusals {
+// A key's point does not decide go-mpchash's owner: what walks a point's order for a key does not
+// compile for it (it did, and gave another owner for most keys), and does for native multiprobe.
+template <class S>
+constexpr bool spreads_keys = requires(const S& s, keyplace::spread_width w) {
+    keyplace::locate_spread(s, std::string_view("k"), w, std::uint64_t{0});
+};
+template <class S>
+constexpr bool bounds_keys = requires(keyplace::load_tracker<S>& t) { t.acquire(std::string_view("k")); };
+static_assert(spreads_keys<multiprobe> && !spreads_keys<mpchash>);
+static_assert(bounds_keys<multiprobe> && !bounds_keys<mpchash>);
+static_assert(!keyplace::detail::needs_key_bytes<multiprobe> && keyplace::detail::needs_key_bytes<mpchash>);
+}  // namespace mpchash_refusals
 
 TEST_CASE("multiprobe: go-mpchash copies, load and movement follow the key's bytes, not its point", "[multiprobe][mpchash]") {
     // go-mpchash's compat.out: line i is the owner of "shard-(i+1)" over shard-1 .. shard-6000.

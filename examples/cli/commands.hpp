@@ -373,22 +373,25 @@ struct key_file {
         }
         return out;
     }
-    /// The file's keys themselves, for a strategy that places a key by its bytes (its point
-    /// would give another owner); held whole, as the points of points() are.
-    auto held_keys(std::size_t block_lines, progress& shown) -> std::vector<std::string> {
+    /// f(key) for each of the file's keys themselves, a block of lines at a time, for a
+    /// strategy that places a key by its bytes (its point would give another owner); returns
+    /// how many.
+    template <class F>
+    auto each_key(std::size_t block_lines, progress& shown, F&& f) -> std::size_t {
         const std::string source = "key file " + quote(*path);
         key_reader reader(file, block_lines, source);
-        std::vector<std::string> out;
+        std::size_t n = 0;
         while (reader.next()) {
             for (const auto& k : reader.keys()) {
-                out.emplace_back(k);
+                f(std::string_view(k));
             }
+            n += reader.keys().size();
             shown.advance(reader.keys().size());
         }
-        if (out.empty()) {
+        if (n == 0) {
             input_error(source + " has no keys");
         }
-        return out;
+        return n;
     }
     /// Whether S must be asked with the keys' bytes rather than their points.
     template <class S>
@@ -424,7 +427,9 @@ auto diff(const parsed_args& a, const live_streams& io) -> std::string {
         std::string basis;
         if (keys.path && keys.by_bytes<S>()) {
             shown.step("reading --keys");
-            const auto held = keys.held_keys(io.stream.block_lines, shown);
+            // Held whole (movement needs both owners of every key), as the points are below.
+            std::vector<std::string> held;
+            keys.each_key(io.stream.block_lines, shown, [&](std::string_view k) { held.emplace_back(k); });
             shown.step("measuring the movement");
             r = keyplace::movement_of_keys(before, after, std::span<const std::string>(held));
             basis = keys.basis(held.size());
@@ -458,25 +463,31 @@ auto stats(const parsed_args& a, const live_streams& io) -> std::string {
     return use_built(from_specs({nodes}, [&] { return E::build(a, nodes); }), [&](const auto& s) -> std::string {
         using S = std::remove_cvref_t<decltype(s)>;
         if (keys.by_bytes<S>()) {
-            // Placed by their bytes: the keys themselves, not their points.
-            std::vector<std::string> held;
+            // Placed by their bytes: each key itself, counted as it comes (nothing held).
+            keyplace::load_report load;
+            load.keys.assign(s.size(), 0);
+            const auto place = [&](std::string_view k) { ++load.keys[keyplace::detail::pick_of_key(s, k).value]; };
+            std::size_t total = count;
             std::string basis;
             if (keys.path) {
                 shown.step("reading --keys");
-                held = keys.held_keys(io.stream.block_lines, shown);
-                basis = keys.basis(held.size());
+                total = keys.each_key(io.stream.block_lines, shown, place);
+                basis = keys.basis(total);
             } else {
-                held.reserve(count);
+                shown.step("placing the keys");
                 for (std::size_t i = 0; i < count; ++i) {
-                    held.push_back("key-" + std::to_string(i));
+                    place("key-" + std::to_string(i));
+                    if ((i + 1) % io.stream.block_lines == 0) {
+                        shown.advance(io.stream.block_lines);
+                    }
                 }
                 basis = "\"key-0\" ... \"key-" + std::to_string(count - 1) + "\"";
             }
-            shown.step("measuring shares and load");
+            shown.step("measuring shares");
+            keyplace::detail::finish_load(load, total);
             const auto own = keyplace::ownership(s);
-            const auto load = keyplace::load_of_keys(s, std::span<const std::string>(held));
             shown.finish();
-            return render_stats(E::name, s.nodes(), own, load, held.size(), basis, a.has(json_flag.spec));
+            return render_stats(E::name, s.nodes(), own, load, total, basis, a.has(json_flag.spec));
         }
         std::vector<std::uint64_t> points;
         std::string basis;

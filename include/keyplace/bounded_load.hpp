@@ -236,8 +236,11 @@ public:
     }
 
     /// Admits a request for key (hashed with S::key_hash) and returns its token. noexcept apart
-    /// from the token's shared ownership (no allocation: the counters exist already).
+    /// from the token's shared ownership (no allocation: the counters exist already). Not for a
+    /// strategy whose key point does not decide its owner (go-mpchash: detail::needs_key_bytes),
+    /// which bounded loads cannot follow: it does not compile for one.
     template <class Key>
+        requires(!detail::needs_key_bytes<S>)
     [[nodiscard]] auto acquire(const Key& key) noexcept -> token {
         return acquire_point(hash_key(typename S::key_hash{}, key));
     }

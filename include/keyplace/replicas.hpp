@@ -119,7 +119,7 @@ public:
     /// them (go-mpchash hashes a key twice: its point alone gives another order).
     [[nodiscard]] auto place_key(std::span<const std::byte> key, std::span<node_index> out) const noexcept
         -> replica_result
-        requires detail::key_bytes_strategy<S>
+        requires detail::needs_key_bytes<S>
     {
         return place_walk([&](auto&& visit) noexcept { strategy_->walk_key(key, visit); }, out);
     }
@@ -128,7 +128,7 @@ public:
     /// its bytes, place_key() with them, so the first copy is locate()'s owner.
     template <class Key>
     [[nodiscard]] auto locate(const Key& key, std::span<node_index> out) const noexcept -> replica_result {
-        if constexpr (detail::key_bytes_strategy<S>) {
+        if constexpr (detail::needs_key_bytes<S>) {
             return detail::with_key_bytes(key, [&](std::span<const std::byte> b) noexcept { return place_key(b, out); });
         } else {
             return place(hash_key(typename S::key_hash{}, key), out);

@@ -78,8 +78,11 @@ template <ordered_placement_strategy S>
     return first[m > 1 ? spread_index(point, salt, m) : 0];
 }
 
-/// pick_spread of the key hashed with the strategy's key hash.
+/// pick_spread of the key hashed with the strategy's key hash. Not for a strategy whose key
+/// point does not decide its owner (go-mpchash: detail::needs_key_bytes): its point's order is
+/// not the one its keys are served in, so this does not compile for it.
 template <ordered_placement_strategy S, class Key>
+    requires(!detail::needs_key_bytes<S>)
 [[nodiscard]] auto locate_spread(const S& s, const Key& key, spread_width k, std::uint64_t salt) noexcept
     -> const node& {
     return s.node(pick_spread(s, static_cast<std::uint64_t>(hash_key(typename S::key_hash{}, key)), k, salt));

@@ -1401,7 +1401,7 @@ def strategy_cases():
     add("mpchash_k5_joining", "mpchash", N("g2,g10,g1,g3@joining"), {"probes": 5},
         comment="current g2,g10,g1; pending with g3 appended")
     add("mpchash_replicas2_zone", "mpchash", N("a~eu/z1,b~eu/z2,c~eu/z1,d~eu/z2,e~eu/z3"),
-        {"probes": 41}, replication=(2, "zone"), comment="copies over the order of the key's bytes")
+        {"probes": 41}, replication=(2, "zone"), comment="the replication header and the location block")
     add("mpchash_leaving_left", "mpchash", N("s1,s2@leaving,s3,s4@left"), {"probes": 1},
         comment="K = 1: the successor of H(key, 1) alone")
     return C

@@ -106,7 +106,7 @@ struct transfer_plan {
 /// and lookup rule; tables or moduli of one size, or whose lcm is at most 2^24); otherwise the
 /// totals are counted over 2^17 sample keys ("keyplace.sample.<i>", each placed as its own
 /// placement places it: by its strategy's key hash, or by its bytes where by_key_bytes()) and
-/// there are no ranges (rendezvous, jump and multi-probe have none).
+/// there are no ranges (rendezvous, the jumps, multi-probe and the bucket tables have none).
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan;
 /// The plan of the transition one snapshot describes: current() to pending().
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan;
