@@ -150,7 +150,7 @@ private:
                                         " nodes needs " + std::to_string(cap - w))
                     .at("removed");
             }
-            std::vector<bool> seen(cap, false);
+            detail::lazy_vector<bool, basic_anchor> seen(cap, false);
             for (const std::uint32_t b : full.removed) {
                 if (b >= cap || seen[b]) {
                     return detail::fail(errc::invalid_argument,

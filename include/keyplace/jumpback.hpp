@@ -125,9 +125,12 @@ KEYPLACE_COLD [[noreturn]] inline void jumpback_bad_buckets(std::int64_t buckets
 /// a weight other than 1 (errc::invalid_weight), more than 2^31 - 1 nodes (errc::too_many_nodes:
 /// hash4j takes no more buckets, and keyplace defines no extension). pop_back() throws
 /// errc::empty_membership for the last node. push_back is O(N) (a copy).
-class jumpback : public detail::lifecycle<jumpback, node, no_config, detail::derivation::append_only,
-                                          detail::node_order::as_given> {
-    using base = detail::lifecycle<jumpback, keyplace::node, no_config, detail::derivation::append_only,
+/// A class template (basic_jumpback<>, named jumpback below) so that a translation unit that
+/// does not use it does not compile it.
+template <class Unused = void>
+class basic_jumpback : public detail::lifecycle<basic_jumpback<Unused>, node, no_config,
+                                                detail::derivation::append_only, detail::node_order::as_given> {
+    using base = detail::lifecycle<basic_jumpback, keyplace::node, no_config, detail::derivation::append_only,
                                    detail::node_order::as_given>;
     friend base;
 
@@ -150,11 +153,11 @@ public:
     }
 
 private:
-    jumpback() = default;
+    basic_jumpback() = default;
 
     // Inside the class, node names the base's node(i): the type is keyplace::node.
     auto assign(std::span<const keyplace::node> nodes, const no_config&) -> detail::failure {
-        std::vector<keyplace::node> sorted;
+        detail::lazy_vector<keyplace::node, basic_jumpback> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
@@ -169,6 +172,9 @@ private:
         return {};
     }
 };
+
+/// JumpBackHash over the buckets in the order given.
+using jumpback = basic_jumpback<>;
 
 KEYPLACE_NAMESPACE_END
 

@@ -135,7 +135,7 @@ private:
     }
 
     auto assign(std::span<const node> nodes, const memento_config& config) -> detail::failure {
-        std::vector<node> sorted;
+        detail::lazy_vector<node, basic_memento> sorted;
         if (auto f = detail::sorted_membership(nodes, sorted)) {
             return f;
         }
@@ -149,7 +149,7 @@ private:
                 .at("removed");
         }
         const auto n = static_cast<std::uint32_t>(total);
-        std::vector<std::uint32_t> sorted_removed = config.removed;
+        detail::lazy_vector<std::uint32_t, basic_memento> sorted_removed(config.removed.begin(), config.removed.end());
         std::sort(sorted_removed.begin(), sorted_removed.end());
         for (std::size_t i = 0; i < sorted_removed.size(); ++i) {
             const std::uint32_t b = sorted_removed[i];

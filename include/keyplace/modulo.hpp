@@ -42,7 +42,7 @@ private:
     basic_modulo() = default;
 
     auto assign(std::span<const keyplace::node> input, const no_config&) -> detail::failure {
-        std::vector<keyplace::node> sorted;
+        detail::lazy_vector<keyplace::node, basic_modulo> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }

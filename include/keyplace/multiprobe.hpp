@@ -264,7 +264,7 @@ private:
         if (auto f = check_config(config)) {
             return f;
         }
-        std::vector<node> sorted;
+        detail::lazy_vector<node, basic_multiprobe> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }

@@ -91,11 +91,12 @@ inline auto format_weight(double w) -> std::string {
 
 /// f, whose node is an index in the id order of input (a check over the sorted membership), with
 /// that node's index in input instead. input's ids are unique (sorted_membership passed).
-[[nodiscard]] inline auto in_input_order(failure f, std::span<const node> input) -> failure {
+template <class Tag = void>  // instantiated only where used (detail/lazy.hpp)
+[[nodiscard]] auto in_input_order(failure f, std::span<const node> input) -> failure {
     if (!f.node() || *f.node() >= input.size()) {
         return f;
     }
-    std::vector<std::size_t> by_id(input.size());
+    std::vector<dependent_t<std::size_t, Tag>> by_id(input.size());
     for (std::size_t i = 0; i < by_id.size(); ++i) {
         by_id[i] = i;
     }

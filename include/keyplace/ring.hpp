@@ -119,7 +119,7 @@ private:
         if (auto f = check_config(config)) {
             return f;
         }
-        std::vector<node> sorted;
+        detail::lazy_vector<node, basic_ring> sorted;
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }

@@ -64,7 +64,7 @@ private:
     point_ring() = default;
 
     auto assign(std::span<const node> input, const given_points<Point>& given) -> detail::failure {
-        std::vector<node> sorted;  // validates only: the ring keeps the given order
+        detail::lazy_vector<node, point_ring> sorted;  // validates only: the ring keeps the given order
         if (auto f = detail::sorted_membership(input, sorted)) {
             return f;
         }
