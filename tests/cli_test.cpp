@@ -2219,6 +2219,25 @@ TEST_CASE("cli: an mpchash snapshot: created with the generator's digests, locat
     REQUIRE(plan.status == 0);
     CHECK_THAT(plan.out, Catch::Matchers::Contains("sampled"));
     CHECK_THAT(plan.out, Catch::Matchers::Contains("g3"));
+    const auto diff = run_cli({"snapshot", "diff", path, next_path});
+    REQUIRE(diff.status == 0);
+    CHECK_THAT(diff.out, Catch::Matchers::Contains("strategy mpchash -> mpchash: 3 -> 4 nodes; sampled, 131072 keys"));
+    // Shadow compare over every key: it moves exactly the keys whose engine owner changed.
+    std::size_t changed = 0;
+    {
+        std::istringstream a(engine.out);
+        std::istringstream b(engine4.out);
+        for (std::string x, y; std::getline(a, x) && std::getline(b, y);) {
+            changed += x != y ? 1U : 0U;
+        }
+    }
+    REQUIRE(changed > 0);
+    const auto sh = run_cli({"shadow", "--before", path, "--after", next_path, "--sample-per-million", "1000000",
+                             "--json"},
+                            keys);
+    REQUIRE(sh.status == 0);
+    CHECK_THAT(sh.out, Catch::Matchers::Contains("\"keys_moved\":" + std::to_string(changed) + ","));
+    CHECK_THAT(sh.out, Catch::Matchers::Contains("\"survivor_keys_moved\":0,"));
 }
 
 TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bounded loads are refused",
