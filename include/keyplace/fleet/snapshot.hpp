@@ -217,14 +217,14 @@ public:
         if (out.empty()) {
             return 0;
         }
-        std::array<node_index, max_snapshot_copies> tmp{};
-        const std::size_t want = !placer_ ? 1 : out.size() < tmp.size() ? out.size() : tmp.size();
-        const std::size_t got = place_key_(strategy_.get(), placer_.get(), key_bytes(key),
-                                           std::span<node_index>(tmp.data(), want));
-        for (std::size_t k = 0; k < got; ++k) {
-            out[k] = member(tmp[k]);
+        if (!placer_) {
+            out[0] = member(pick_key(key));
+            return 1;
         }
-        return got;
+        std::array<node_index, max_snapshot_copies> tmp{};
+        const std::size_t want = out.size() < tmp.size() ? out.size() : tmp.size();
+        return members_of(tmp.data(), place_key_(placer_.get(), key_bytes(key), std::span<node_index>(tmp.data(), want)),
+                          out);
     }
     /// Whether copies() can give more than one node per key (the strategy has a preference order).
     [[nodiscard]] auto ordered() const noexcept -> bool { return ordered_; }
@@ -240,11 +240,7 @@ public:
         }
         std::array<node_index, max_snapshot_copies> tmp{};
         const std::size_t want = out.size() < tmp.size() ? out.size() : tmp.size();
-        const std::size_t got = place_(placer_.get(), point, std::span<node_index>(tmp.data(), want));
-        for (std::size_t k = 0; k < got; ++k) {
-            out[k] = member(tmp[k]);
-        }
-        return got;
+        return members_of(tmp.data(), place_(placer_.get(), point, std::span<node_index>(tmp.data(), want)), out);
     }
     /// Copies per key: the replication count, or 1.
     [[nodiscard]] auto width() const noexcept -> std::size_t { return width_; }
@@ -256,6 +252,13 @@ public:
 
 private:
     friend class snapshot;
+    // out[k] = member(got[k]) for the n strategy nodes a placer wrote; returns n.
+    auto members_of(const node_index* got, std::size_t n, std::span<std::uint32_t> out) const noexcept -> std::size_t {
+        for (std::size_t k = 0; k < n; ++k) {
+            out[k] = member(got[k]);
+        }
+        return n;
+    }
     placement(strategy_variant s, std::vector<std::uint32_t> members)
         : strategy_(std::make_shared<const strategy_variant>(std::move(s))), members_(std::move(members)) {}
 
@@ -266,9 +269,9 @@ private:
     std::size_t width_ = 1;
     std::shared_ptr<const void> placer_;
     std::size_t (*place_)(const void*, std::uint64_t, std::span<node_index>) noexcept = nullptr;
-    // Set for a strategy that places a key by its bytes: (strategy_, placer_ or null, key, out).
-    std::size_t (*place_key_)(const strategy_variant*, const void*, std::span<const std::byte>,
-                              std::span<node_index>) noexcept = nullptr;
+    // Set for a strategy that places a key by its bytes (whether or not it replicates): its
+    // placer's copies of key bytes, as place_ for a point.
+    std::size_t (*place_key_)(const void*, std::span<const std::byte>, std::span<node_index>) noexcept = nullptr;
     digest128 fingerprint_{};
     digest128 probe_{};
     std::shared_ptr<const detail::override_table> overrides_;  // null: none
@@ -451,16 +454,11 @@ template <class S>
 auto place_copies(const void* p, std::uint64_t point, std::span<node_index> out) noexcept -> std::size_t {
     return static_cast<const replica_placer<S>*>(p)->place(point, out).placed;
 }
-/// The copies of key bytes for a strategy S that places a key by them: its replica placer's
-/// (placer not null), else its owner.
+/// place_copies for key bytes, for a strategy S that places a key by them.
 template <class S>
-auto place_key_copies(const placement::strategy_variant* s, const void* placer, std::span<const std::byte> key,
-                      std::span<node_index> out) noexcept -> std::size_t {
-    if (placer != nullptr) {
-        return static_cast<const replica_placer<S>*>(placer)->place_key(key, out).placed;
-    }
-    out[0] = std::get_if<S>(s)->pick_key(key);
-    return 1;
+auto place_key_copies(const void* p, std::span<const std::byte> key, std::span<node_index> out) noexcept
+    -> std::size_t {
+    return static_cast<const replica_placer<S>*>(p)->place_key(key, out).placed;
 }
 
 /// How S's built state enters the fingerprint: what encode_state writes for it.

@@ -125,31 +125,27 @@ struct plan_builder {
     std::vector<std::string> b;
     std::vector<std::string> a;
 
-    static auto ids(const snapshot& s, const placement& p, std::uint64_t point, std::vector<std::string>& out) {
+    /// The ids of the copies place(idx) writes into idx (at most p.width() of them).
+    template <class Place>
+    static void copy_ids(const snapshot& s, const placement& p, Place&& place, std::vector<std::string>& out) {
         std::array<std::uint32_t, max_snapshot_copies> idx{};
-        const std::size_t n = p.copies(point, std::span<std::uint32_t>(idx.data(), p.width()));
+        const std::size_t n = place(std::span<std::uint32_t>(idx.data(), p.width()));
         out.clear();
         for (std::size_t k = 0; k < n; ++k) {
             out.push_back(s.nodes()[idx[k]].id);
         }
+    }
+    /// The copies of a point, as ids.
+    static auto ids(const snapshot& s, const placement& p, std::uint64_t point, std::vector<std::string>& out) {
+        copy_ids(s, p, [&](std::span<std::uint32_t> idx) { return p.copies(point, idx); }, out);
     }
     /// The strategy's copies of a key (overrides aside: strategy_copies), as ids.
     static auto strategy_ids(const snapshot& s, const placement& p, std::string_view key, std::vector<std::string>& out) {
-        std::array<std::uint32_t, max_snapshot_copies> idx{};
-        const std::size_t n = p.strategy_copies(key, std::span<std::uint32_t>(idx.data(), p.width()));
-        out.clear();
-        for (std::size_t k = 0; k < n; ++k) {
-            out.push_back(s.nodes()[idx[k]].id);
-        }
+        copy_ids(s, p, [&](std::span<std::uint32_t> idx) { return p.strategy_copies(key, idx); }, out);
     }
     /// The copies of a key itself (an override first), as ids.
     static auto key_ids(const snapshot& s, const placement& p, std::string_view key, std::vector<std::string>& out) {
-        std::array<std::uint32_t, max_snapshot_copies> idx{};
-        const std::size_t n = p.copies_of(key, std::span<std::uint32_t>(idx.data(), p.width()));
-        out.clear();
-        for (std::size_t k = 0; k < n; ++k) {
-            out.push_back(s.nodes()[idx[k]].id);
-        }
+        copy_ids(s, p, [&](std::span<std::uint32_t> idx) { return p.copies_of(key, idx); }, out);
     }
     static auto contains(const std::vector<std::string>& v, const std::string& id) -> bool {
         return std::find(v.begin(), v.end(), id) != v.end();
