@@ -1,8 +1,9 @@
-// keyplace demo: every strategy side by side on one join (10 -> 11 nodes) and one leave
+// keyplace demo: every placement family side by side on one join (10 -> 11 nodes) and one leave
 // (10 -> 9), over 200,000 keys: what moved against the minimum any scheme must move, what
 // moved between nodes that stayed, and how evenly keys spread; then the ring's balance
 // against its number of points per node.
 #include <keyplace/keyplace.hpp>
+#include <keyplace/token_allocation.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,22 @@ void row(const char* name, const char* lookup, const S& ten, const S& eleven, co
                 100 * leave.violations, balance.max_over_mean, lookup);
 }
 
+// Allocated tokens: each node in turn is given 16 tokens chosen to balance the ring so far
+// (Cassandra's allocation, native form), seed 1.
+auto allocated(const std::vector<keyplace::node>& nodes) -> keyplace::token_ring {
+    std::vector<keyplace::token_holder> holders;
+    for (const auto& n : nodes) {
+        holders.push_back({n, keyplace::allocate_tokens(holders, n, 16, {.factor = 1}, 1)});
+    }
+    std::vector<keyplace::compat::ring_point<std::uint64_t>> tokens;
+    for (std::size_t i = 0; i < holders.size(); ++i) {
+        for (const auto t : holders[i].tokens) {
+            tokens.push_back({t, static_cast<std::uint32_t>(i)});
+        }
+    }
+    return keyplace::token_ring::build(nodes, keyplace::compat::given_points<std::uint64_t>(std::move(tokens)));
+}
+
 }  // namespace
 
 int main() {
@@ -64,8 +81,22 @@ int main() {
         keyplace::rendezvous::build(nine), points);
     row("jump", "O(log nodes)", keyplace::jump::build(ten), keyplace::jump::build(eleven), keyplace::jump::build(nine),
         points);
+    row("jumpback", "O(1) expected", keyplace::jumpback::build(ten), keyplace::jumpback::build(eleven),
+        keyplace::jumpback::build(nine), points);
     row("maglev (65537)", "O(1)", keyplace::maglev::build(ten), keyplace::maglev::build(eleven),
         keyplace::maglev::build(nine), points);
+    row("multiprobe (21)", "O(probes)", keyplace::multiprobe::build(ten), keyplace::multiprobe::build(eleven),
+        keyplace::multiprobe::build(nine), points);
+    // AnchorHash, MementoHash and partitions are histories: the join and the leave derive from
+    // the same ten-node value (a fresh build of other nodes is another history).
+    const auto anchor = keyplace::anchor::build(ten, {.capacity = 20, .removed = {}});
+    row("anchor (a = 20)", "O(1) expected", anchor, anchor.with(eleven.back()), anchor.without("node-9"), points);
+    const auto memento = keyplace::memento::build(ten);
+    row("memento", "O(log nodes)", memento, memento.with(eleven.back()), memento.without("node-9"), points);
+    const auto partitions = keyplace::partitions::build(ten);
+    row("partitions (1024)", "O(1)", partitions, partitions.with(eleven.back()), partitions.without("node-9"),
+        points);
+    row("tokens (16 each)", "O(1) expected", allocated(ten), allocated(eleven), allocated(nine), points);
     std::printf("\n  moved: keys whose owner changed. minimum: the least any placement must move to reach\n"
                 "  the new shares (half the L1 distance between ownerships; the fair 1/11 = 9.09%% and 1/10\n"
                 "  for an ideally balanced scheme). old->old: keys moved between two nodes present before\n"
