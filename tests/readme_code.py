@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Every ```cpp block of the README compiles. A block with its own main() is a translation unit
+"""Every ```cpp block of the documentation (README.md, CONTRIBUTING.md, doc/*.md) compiles. A block with its own main() is a translation unit
 of its own; every other block is a fragment, compiled as the body of a function whose
 parameters are the names the README's fragments take from their surroundings (nodes, d, s,
 serving, candidate, key, log_error), with its #include lines moved to the top. Only syntax and
 types are checked (-fsyntax-only); examples/quickstart.cpp, the one whole program, also runs.
 
-usage: readme_code.py README.md OUT_DIR COMPILER [FLAGS...]
+usage: readme_code.py REPOSITORY_ROOT OUT_DIR COMPILER [FLAGS...]
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -53,21 +54,32 @@ def blocks(readme):
         i += 1
 
 
+def documents(root):
+    """The documentation's Markdown files, README first."""
+    doc = os.path.join(root, "doc")
+    return [os.path.join(root, "README.md"), os.path.join(root, "CONTRIBUTING.md")] + sorted(
+        os.path.join(doc, f) for f in os.listdir(doc) if f.endswith(".md"))
+
+
 def main():
-    readme, out_dir, compiler, *flags = sys.argv[1:]
+    root, out_dir, compiler, *flags = sys.argv[1:]
     os.makedirs(out_dir, exist_ok=True)
     units = []
     fragments = []
-    for line, body in blocks(readme):
-        if any("main(" in b for b in body):
-            units.append((f"readme_line_{line}.cpp", "\n".join(body) + "\n"))
-            continue
-        includes = [b for b in body if b.startswith("#include")]
-        code = [b for b in body if not b.startswith("#include")]
-        fragments.append((line, includes, code))
+    for document in documents(root):
+        name = os.path.relpath(document, root)
+        stem = re.sub(r"\W", "_", name[:-3])
+        for line, body in blocks(document):
+            where = f"{stem}_line_{line}"
+            if any("main(" in b for b in body):
+                units.append((f"{where}.cpp", f"// {name} line {line}\n" + "\n".join(body) + "\n"))
+                continue
+            includes = [b for b in body if b.startswith("#include")]
+            code = [b for b in body if not b.startswith("#include")]
+            fragments.append(((name, where, line), includes, code))
     text = PRELUDE + "".join(i + "\n" for _, inc, _ in fragments for i in inc)
-    for line, _, code in fragments:
-        text += (f"\n// README.md line {line}\n[[maybe_unused]] static void readme_line_{line}({CONTEXT}) {{\n"
+    for (name, where, line), _, code in fragments:
+        text += (f"\n// {name} line {line}\n[[maybe_unused]] static void {where}({CONTEXT}) {{\n"
                  "    {\n" + "".join("        " + c + "\n" for c in code) + "    }\n}\n")
     units.append(("readme_fragments.cpp", text))
     failed = 0
@@ -77,7 +89,7 @@ def main():
             f.write(source)
         run = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", *flags, path])
         failed += run.returncode != 0
-    print(f"{len(fragments)} README fragments and {len(units) - 1} programs compiled, {failed} units failed")
+    print(f"{len(fragments)} documentation fragments and {len(units) - 1} programs compiled, {failed} units failed")
     return 1 if failed or not fragments else 0
 
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The README's keyplace-cli sessions are true: every fenced block of "$ command" lines is run
+"""The documentation's keyplace-cli sessions are true (README.md, CONTRIBUTING.md, doc/*.md):
+every fenced block of "$ command" lines is run
 with keyplace-cli on PATH, in a scratch directory holding examples/nodes.txt, and what each
 command prints (stdout and stderr) must be the lines under it. A line "..." stands for any
 number of lines; a command with nothing under it must print nothing, unless it ends in a
 comment saying what it prints (then it is not run). Blocks that talk to etcd are left to the
 etcd tests, which start a server.
 
-usage: readme_commands.py README.md DIR_OF_KEYPLACE_CLI EXAMPLES_DIR
+usage: readme_commands.py REPOSITORY_ROOT DIR_OF_KEYPLACE_CLI EXAMPLES_DIR
 """
 import os
 import re
@@ -56,13 +57,17 @@ def matches(expected, actual):
 
 
 def main():
-    readme, cli_dir, examples = (os.path.abspath(a) for a in sys.argv[1:4])
+    root, cli_dir, examples = (os.path.abspath(a) for a in sys.argv[1:4])
+    doc = os.path.join(root, "doc")
+    documents = [os.path.join(root, "README.md"), os.path.join(root, "CONTRIBUTING.md")] + sorted(
+        os.path.join(doc, f) for f in os.listdir(doc) if f.endswith(".md"))
     failures = 0
     count = 0
     with tempfile.TemporaryDirectory() as scratch:
-        shutil.copy(os.path.join(examples, "nodes.txt"), scratch)
+        for shipped in ("nodes.txt", "ring.txt"):
+            shutil.copy(os.path.join(examples, shipped), scratch)
         env = dict(os.environ, PATH=cli_dir + os.pathsep + os.environ.get("PATH", ""))
-        for command, expected in sessions(readme):
+        for document, command, expected in ((d, c, e) for d in documents for c, e in sessions(d)):
             count += 1
             run = subprocess.run(["sh", "-c", "{ " + command + "\n} 2>&1"], cwd=scratch, env=env,
                                  capture_output=True, text=True, errors="replace")
@@ -71,9 +76,9 @@ def main():
                 actual.pop()
             if not matches(expected, actual):
                 failures += 1
-                print(f"README command differs: $ {command}\n--- README\n" + "\n".join(expected)
+                print(f"{os.path.relpath(document, root)}: command differs: $ {command}\n--- documented\n" + "\n".join(expected)
                       + "\n--- keyplace-cli\n" + "\n".join(actual) + "\n")
-    print(f"{count} README commands run, {failures} differ")
+    print(f"{count} documented commands run, {failures} differ")
     return 1 if failures or count == 0 else 0
 
 
