@@ -1,5 +1,5 @@
-// Tests of compat/cassandra.hpp against reference/algorithms.md §7.1: the cassandra-dtest
-// token table, int/bigint/text/blob/uuid/composite tokens (a port verified against Cassandra
+// Tests of compat/cassandra.hpp against the cassandra-dtest token table
+// (apache/cassandra-dtest), int/bigint/text/blob/uuid/composite tokens (a port verified against Cassandra
 // 5.0), canonical MurmurHash3, and the sign-extended tail where Cassandra differs.
 #include "keyplace_catch.hpp"
 #include "support.hpp"
@@ -126,7 +126,7 @@ TEST_CASE("cassandra: the empty key and the reserved minimum", "[cassandra][erro
     CHECK_FALSE(cql::uuid("550e8400e29b-41d4-a716-4466554400000").has_value());
 }
 
-// ---- The token ring and its replica walks (reference/algorithms.md §7.2). The expected lists
+// ---- The token ring and its replica walks (Cassandra's SimpleStrategy and NetworkTopologyStrategy). The expected lists
 // below are worked by hand from Cassandra's rules, step by step in the comments.
 
 namespace {

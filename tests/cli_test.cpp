@@ -86,7 +86,7 @@ TEST_CASE("cli: hash prints one xxhsum-style digest per line", "[cli]") {
     CHECK(run_cli({"hash", "--function", "xxh3"}, "abc\r\n").out != "78af5f94892f3950\n");
     CHECK(run_cli({"hash", "--function", "xxh3"}, "").out.empty());
     CHECK(run_cli({"hash", "--function", "xxh3"}, "\n").out == "2d06800538d394c2\n");
-    // reference/algorithms.md §8 and §7.1.
+    // Redis Cluster's specification (slots) and cassandra-dtest's token table.
     CHECK(run_cli({"hash", "--function", "crc16-redis"}, "somekey\nfoo{hash_tag}\n\n").out == "11058\n2515\n0\n");
     CHECK(run_cli({"hash", "--function", "murmur3-cassandra"}, "hello\ncassandra\n\n").out ==
           "-3758069500696749310\n356242581507269238\n-9223372036854775808\n");
@@ -336,7 +336,7 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
 }
 
 TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopologyStrategy", "[cli][cassandra]") {
-    // "hello" has token -3758069500696749310 (reference/algorithms.md §7.1).
+    // "hello" has token -3758069500696749310 (cassandra-dtest's token table).
     CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", "low=-4000000000000000000,high=0"}, "hello\n").out ==
           "high\n");
     // The ring of the hand-worked NetworkTopologyStrategy case in cassandra_test.cpp.
@@ -370,7 +370,7 @@ TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopo
 }
 
 TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
-    // somekey is slot 11058, foo{hash_tag} slot 2515 (reference/algorithms.md §8).
+    // somekey is slot 11058, foo{hash_tag} slot 2515 (redis.io's cluster specification).
     CHECK(run_cli({"locate", "--strategy", "redis", "--nodes", "a=0-5460,b=5461-10922,c=10923-16383"},
                   "somekey\nfoo{hash_tag}\n")
               .out == "c\na\n");
@@ -383,7 +383,7 @@ TEST_CASE("cli: redis slot maps from ranges or an even split", "[cli][redis]") {
 }
 
 TEST_CASE("cli: redis create and rebalance plan as redis-cli does", "[cli][redis][planner]") {
-    // reference/algorithms-next.md §4.3, verified there on a real redis-cli 7.0.15.
+    // The plans a real redis-cli 7.0.15 printed on loopback.
     CHECK(run_cli({"redis", "create", "--nodes", "127.0.0.1:7221,127.0.0.1:7222,127.0.0.1:7223"}).out ==
           "127.0.0.1:7221=0-5460\n127.0.0.1:7222=5461-10922\n127.0.0.1:7223=10923-16383\n");
     const std::string map = "127.0.0.1:7221=0-5460,127.0.0.1:7222=5461-10922,127.0.0.1:7223=10923-16383";
@@ -533,7 +533,7 @@ TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][
 }
 
 TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cli][envoy]") {
-    // reference/algorithms.md §1.5 (ring_hash_lb_test.cc Basic, BasicWithMurmur2) and §2.2
+    // envoyproxy/envoy's ring_hash_lb_test.cc (Basic, BasicWithMurmur2) and
     // (maglev_lb_test.cc Basic, M = 7, table [2, 4, 0, 1, 5, 0, 3]).
     const std::string hosts90 = "127.0.0.1:90,127.0.0.1:91,127.0.0.1:92,127.0.0.1:93,127.0.0.1:94,127.0.0.1:95";
     CHECK(run_cli({"locate", "--strategy", "envoy-ring", "--min-ring-size", "12", "--prehashed", "--nodes", hosts90},
@@ -567,7 +567,7 @@ TEST_CASE("cli: envoy ring hash and Maglev match Envoy's own test vectors", "[cl
 }
 
 TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[cli][ketama]") {
-    // reference/algorithms.md §4.1-4.2: libmemcached's fixture servers and sample rows (weighted
+    // libmemcached's fixture servers and sample rows (weighted
     // and spy), libketama's test.sh first keys, and the rows run on libmemcached 1.1.4.
     const std::string fixture =
         "10.0.1.1:11211=600,10.0.1.2:11211=300,10.0.1.3:11211=200,10.0.1.4:11211=350,"

@@ -228,7 +228,7 @@ TEST_CASE("conformance: partitions, 3 replicas", "[conformance][partitions]") {
 }
 
 // Multi-probe at K = 21, 10 nodes: max/mean measured 1.13 on average and 1.25 at worst over five
-// random layouts (reference notes, algorithms-next.md §2); sampling adds about 5 sd = 3.5% at
+// random layouts (measured before the engine was written, with splitmix hashes); sampling adds about 5 sd = 3.5% at
 // 2 * 10^5 keys. One point per node, so a join or leave moves exactly the joiner's or leaver's keys.
 TEST_CASE("conformance: multiprobe", "[conformance][multiprobe]") {
     run_conformance(conformance_subject<keyplace::multiprobe>{

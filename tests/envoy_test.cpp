@@ -1,6 +1,6 @@
 // Tests of compat/envoy.hpp: Envoy's RING_HASH and MAGLEV against every vector of
-// reference/algorithms.md §1.5 and §2.2 (from envoyproxy/envoy's ring_hash_lb_test.cc and
-// maglev_lb_test.cc, ring positions re-computed there with XXH64), the ring sizes of §1.3,
+// envoyproxy/envoy's ring_hash_lb_test.cc and maglev_lb_test.cc (ring positions re-computed
+// with XXH64), the ring sizes of its ring_hash configuration,
 // MurmurHash2 against libstdc++'s std::hash, and bad input.
 #include "keyplace_catch.hpp"
 #include "support.hpp"

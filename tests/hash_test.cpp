@@ -1,4 +1,4 @@
-// Tests of hash.hpp: xxHash's published sanity vectors (reference/algorithms.md §10), plain
+// Tests of hash.hpp: xxHash's published sanity vectors (Cyan4973/xxHash's sanity test), plain
 // strings, integer keys as little-endian bytes, and the hasher concept.
 #include "keyplace_catch.hpp"
 
@@ -88,7 +88,7 @@ TEST_CASE("hash: plain strings", "[hash][golden]") {
         CHECK(keyplace::hash_key(keyplace::xxh3{}, r.input) == r.xxh3);
     }
     CHECK(keyplace::xxh64{20141025}("xxhash") == 0xb559b98d844e0635);
-    // Envoy's first ring point (reference/algorithms.md §1.5).
+    // Envoy's first ring point (envoyproxy/envoy's ring_hash_lb_test.cc).
     CHECK(keyplace::xxh64{}("127.0.0.1:90_0") == 16117243373044804889ULL);
 }
 

@@ -1,4 +1,4 @@
-// Tests of jump.hpp: the paper's and Guava's published vectors (reference/algorithms.md §5),
+// Tests of jump.hpp: the paper's and Guava's published vectors (Lamping and Veach 2014; Guava's tests),
 // vectors from the real Guava 31.1 and the paper's C code (tests/golden), the class of keys on
 // which they differ, movement from n to n+1 buckets, and bad input.
 #include "keyplace_catch.hpp"

@@ -1,7 +1,6 @@
 // Tests of compat/ketama.hpp and detail/md5.hpp: MD5 against RFC 1321's suite, the key hashes,
 // libmemcached's 99-key table (weighted and spy), libketama's 10^6-key test.sh digest and
-// python_ketama tests, rows produced by running libmemcached 1.1.4 (reference/algorithms.md
-// §4.1-4.4), the single-precision point counts, and bad input. Live comparison with the
+// python_ketama tests, rows produced by running libmemcached 1.1.4, the single-precision point counts, and bad input. Live comparison with the
 // installed libmemcached: ketama_oracle_test.cpp.
 #include "keyplace_catch.hpp"
 #include "support.hpp"

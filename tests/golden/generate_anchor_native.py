@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference generator for keyplace native AnchorHash, contract v1.
 
-Written from the contract text (README, "AnchorHash, contract v1"), not from the C++ sources:
+Written from the contract text (doc/contract.md, "AnchorHash, contract v1"), not from the C++ sources:
 capacity a, removed stack R replayed from the identity state with the paper's removal rule,
 first bucket = point mod a, rehash h_b(point) = XXH3(LE64(point) || LE64(b)) mod A[b].
 

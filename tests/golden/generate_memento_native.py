@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference generator for keyplace native MementoHash, contract v1.
 
-Written from the contract text (README, "MementoHash, contract v1"), not from the C++ sources:
+Written from the contract text (doc/contract.md, "MementoHash, contract v1"), not from the C++ sources:
 jump (Lamping & Veach's reference code, IEEE double) over n buckets, then while the bucket is
 removed with replacer r: b = XXH3(LE64(point) || LE64(b)) mod r, following replacers >= r.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference generator for keyplace native multi-probe, contract v1.
 
-Written from the contract text (README, "Multi-probe, contract v1"), not from the
+Written from the contract text (doc/contract.md, "Multi-probe, contract v1"), not from the
 C++ sources, so the golden vectors it prints check the C++ implementation
 independently. The preference order is computed per node (its least distance
 over all probes), not by merging clockwise walks as the C++ code does.

@@ -2,8 +2,11 @@
 """Independent reference generator for keyplace snapshot digests, contract v1.
 
 Computes the *fingerprint* and the *probe digest* of snapshots of every
-strategy a snapshot can hold. Written from the README text alone, not from the
-C++ sources: "Snapshots: changing a fleet's placement" (### Fingerprint,
+strategy a snapshot can hold. Written from the documentation's text alone, not
+from the C++ sources (it was written when that text was the README; its sections now
+live in doc/: the strategies, "Fingerprint" and "Probe digest" in doc/contract.md, the
+description and "Overrides" in doc/snapshots.md, "Compatibility modes" in doc/compat.md,
+"Chosen points" and the replica example in doc/guide.md; "README" below names them). It reads "Snapshots: changing a fleet's placement" (### Fingerprint,
 ### Probe digest), the placement contract sections ("Native ring, contract v1",
 "Shared by rendezvous and Maglev", "Rendezvous", "Maglev", "Jump") and
 "Compatibility modes" (ketama dialects, Redis Cluster, Cassandra, Envoy). The

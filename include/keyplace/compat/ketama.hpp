@@ -1,7 +1,7 @@
 // keyplace — which node owns a key. Ketama continuums as memcached clients build them:
 // libmemcached (libmemcached-awesome 1.1.x; weighted, unweighted and spymemcached strings) and
 // last.fm's libketama (RJ/ketama) and Python hash_ring, as configurations of the sorted-ring
-// engine. Facts: reference/algorithms.md §4.
+// engine. Facts: libmemcached 1.1.4's sources and tests, libketama's, python_ketama's.
 //
 // Every dialect hashes point strings "<name>-<i>" and places a key at the first continuum point
 // at or after its hash (hash_ring: after it), wrapping to the first point. They differ in the name, the point count

@@ -1,5 +1,5 @@
 // keyplace — which node owns a key. Exact 128-bit products and quotients of 64-bit values, so
-// placement decisions compare ratios without rounding (DESIGN.md §4).
+// placement decisions compare ratios without rounding (doc/contract.md).
 #ifndef KEYPLACE_DETAIL_WIDE_HPP_INCLUDED
 #define KEYPLACE_DETAIL_WIDE_HPP_INCLUDED
 

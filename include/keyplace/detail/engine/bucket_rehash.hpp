@@ -1,7 +1,7 @@
 // keyplace — which node owns a key. The per-bucket rehash that AnchorHash and MementoHash use to
 // move a key off a removed bucket: XXH3-64 (seed 0) of the 16 bytes LE64(key) || LE64(bucket).
 // An unambiguous encoding rather than the bucket as the seed (for short inputs XXH3 folds the
-// seed into the input with XOR; DESIGN.md section 4).
+// seed into the input with XOR, so seeded short inputs can share hashes).
 #ifndef KEYPLACE_DETAIL_ENGINE_BUCKET_REHASH_HPP_INCLUDED
 #define KEYPLACE_DETAIL_ENGINE_BUCKET_REHASH_HPP_INCLUDED
 
