@@ -1,10 +1,16 @@
 # keyplace::etcd's tests, included by tests/CMakeLists.txt in every build and in the tsan preset's
-# thread-tests-only build.
+# thread-tests-only build (the watcher runs threads).
 
 # keyplace::etcd against a real etcd, which tests/etcd/etcd_server.sh starts on free loopback
 # ports as a ctest fixture (skipped, exit 77, where etcd is not installed). The cases share one
 # etcd, and one of them stops and restarts it: they never run in parallel (RESOURCE_LOCK).
 if(KEYPLACE_ETCD_BUILT)
+  # keyplace::etcd's publisher and watcher over memory_store: their logic in every build where the
+  # component is built, with no etcd installed (no fixture, nothing skipped).
+  add_executable(keyplace_etcd_memory_tests etcd/memory_store_test.cpp)
+  target_link_libraries(keyplace_etcd_memory_tests PRIVATE keyplace::etcd ${_keyplace_catch_main} Threads::Threads)
+  catch_discover_tests(keyplace_etcd_memory_tests TEST_PREFIX "etcd-memory.")
+
   set(_keyplace_etcd_dir "${CMAKE_CURRENT_BINARY_DIR}/etcd-fixture")
   set(_keyplace_etcd_script "${CMAKE_CURRENT_SOURCE_DIR}/etcd/etcd_server.sh")
   add_executable(keyplace_etcd_tests etcd/etcd_test.cpp)
@@ -37,7 +43,8 @@ if(KEYPLACE_ETCD_BUILT)
   set(_keyplace_etcd_cluster_dir "${CMAKE_CURRENT_BINARY_DIR}/etcd-cluster-fixture")
   set(_keyplace_etcd_cluster_script "${CMAKE_CURRENT_SOURCE_DIR}/etcd/etcd_cluster.sh")
   add_executable(keyplace_etcd_secure_tests etcd/secure_test.cpp)
-  target_link_libraries(keyplace_etcd_secure_tests PRIVATE keyplace::etcd ${_keyplace_catch_main} Threads::Threads)
+  target_link_libraries(keyplace_etcd_secure_tests PRIVATE keyplace::etcd nlohmann_json::nlohmann_json
+    ${_keyplace_catch_main} Threads::Threads)
   target_compile_definitions(keyplace_etcd_secure_tests PRIVATE
     KEYPLACE_ETCD_CLUSTER_DIR="${_keyplace_etcd_cluster_dir}"
     KEYPLACE_ETCD_CLUSTER_SCRIPT="${_keyplace_etcd_cluster_script}")

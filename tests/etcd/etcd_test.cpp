@@ -24,8 +24,11 @@ using keyplace::error_info;
 using keyplace::snapshot;
 using keyplace::snapshot_description;
 using keyplace::snapshot_node;
+using keyplace_etcd_test::check_left_node_cannot_return;
+using keyplace_etcd_test::check_one_of_two_wins;
 using keyplace_etcd_test::description;
 using keyplace_etcd_test::eventually;
+using keyplace_etcd_test::recorder;
 using keyplace_etcd_test::snap;
 using namespace std::chrono_literals;
 
@@ -78,41 +81,6 @@ void must_publish(etcd::client& c, const snapshot& s) {
     INFO(err.message());
     REQUIRE(ok);
 }
-
-// Records every adopted epoch and every refusal of one watcher (called on its thread).
-struct recorder {
-    std::mutex mu;
-    std::vector<std::uint64_t> epochs;
-    std::vector<std::pair<etcd::refusal, std::string>> refusals;
-
-    void attach(etcd::watcher_options& o) {
-        o.on_adopt = [this](const snapshot& s) {
-            const std::lock_guard lock(mu);
-            epochs.push_back(s.epoch());
-        };
-        o.on_refuse = [this](etcd::refusal r, const std::string& m) {
-            const std::lock_guard lock(mu);
-            refusals.emplace_back(r, m);
-        };
-    }
-    auto increasing() -> bool {
-        const std::lock_guard lock(mu);
-        for (std::size_t i = 1; i < epochs.size(); ++i) {
-            if (epochs[i] <= epochs[i - 1]) {
-                return false;
-            }
-        }
-        return true;
-    }
-    auto refusal_count() -> std::size_t {
-        const std::lock_guard lock(mu);
-        return refusals.size();
-    }
-    auto refusal_at(std::size_t i) -> std::pair<etcd::refusal, std::string> {
-        const std::lock_guard lock(mu);
-        return refusals.at(i);
-    }
-};
 
 auto curl_post(const std::string& path, const std::string& body) -> int {
     const std::string cmd = "curl -s -o /dev/null -w '' -X POST '" + endpoint() + path + "' -d '" + body + "'";
@@ -222,37 +190,11 @@ TEST_CASE("etcd publish: of two concurrent publishes of one epoch exactly one wi
     etcd::client c(connection());
     must_publish(c, snap(cluster, 1));
 
-    const snapshot x = snap(cluster, 2, "x");
-    const snapshot y = snap(cluster, 2, "y");
-    REQUIRE(x.fingerprint() != y.fingerprint());
-    bool ok[2] = {false, false};
-    error_info errs[2];
-    std::atomic<bool> go{false};
-    std::thread ta([&] {
-        etcd::client mine(connection());
-        while (!go) {
-        }
-        ok[0] = etcd::publish(mine, x, errs[0]);
-    });
-    std::thread tb([&] {
-        etcd::client mine(connection());
-        while (!go) {
-        }
-        ok[1] = etcd::publish(mine, y, errs[1]);
-    });
-    go = true;
-    ta.join();
-    tb.join();
-    REQUIRE(ok[0] != ok[1]);
-    const int loser = ok[0] ? 1 : 0;
-    INFO(errs[loser].message());
-    CHECK((errs[loser].code() == errc::stale_epoch || errs[loser].code() == errc::split_brain));
-    error_info err;
-    const auto cur = etcd::read_current(c, cluster, err);
-    REQUIRE(cur);
-    CHECK(cur->epoch == 2);
-    CHECK(cur->fingerprint == (ok[0] ? x : y).fingerprint());
+    etcd::client a(connection());
+    etcd::client b(connection());
+    check_one_of_two_wins(c, a, b, cluster, snap(cluster, 2, "x"), snap(cluster, 2, "y"));
 
+    error_info err;
     CHECK_FALSE(etcd::publish(c, snap(cluster, 1), err));
     CHECK(err.code() == errc::stale_epoch);
     CHECK(err.message() == "epoch 1 is not newer than the current epoch 2 of cluster 't-race'");
@@ -280,24 +222,8 @@ TEST_CASE("etcd publish: a retry of a published snapshot succeeds, and a name th
 }
 
 TEST_CASE("etcd publish: a node that left in the current epoch may not return, and nothing is stored", "[etcd]") {
-    const std::string cluster = "t-tombstone";
     etcd::client c(connection());
-    auto d = description(cluster, 1, {"n1", "n2", "n3", "n4"});
-    d.nodes[3].state = keyplace::node_state::left;
-    const snapshot first = snapshot::build(d);
-    must_publish(c, first);
-    auto next = first.successor();
-    next.nodes[3].state = keyplace::node_state::active;
-    error_info err;
-    CHECK_FALSE(etcd::publish(c, snapshot::build(next), err));
-    CHECK(err.code() == errc::invalid_state);
-    CHECK(err.message() == "epoch 2 not published: node 'n4' left at epoch 1 and may not return as active; give it "
-                           "a new id");
-    CHECK_FALSE(c.get(etcd::snapshot_key(cluster, 2), err));
-    CHECK_FALSE(err);
-    next.nodes[3].state = keyplace::node_state::left;
-    next.nodes[2].state = keyplace::node_state::leaving;
-    must_publish(c, snapshot::build(next));
+    check_left_node_cannot_return(c, "t-tombstone");
 }
 
 TEST_CASE("etcd watcher: refuses a corrupted, a wrong-cluster and a mismatched document, then adopts a good one",
@@ -505,27 +431,10 @@ TEST_CASE("etcd watch: a compacted start revision ends the watch as compacted, a
 // (tests/golden/snapshot_digests_v1.txt, case ring_replicas3_zone).
 TEST_CASE("etcd watcher: adopts a snapshot whose document and current state its encoding-1 fingerprint", "[etcd]") {
     const std::string cluster = "t-encoding-1";
-    snapshot_description d;
-    d.cluster = cluster;
-    d.strategy = {.name = "ring", .params = {{"vnodes", std::uint64_t{40}}}};
-    d.replication = {.count = 3, .spread = keyplace::failure_domain::zone};
-    for (int z = 0; z < 3; ++z) {
-        for (int r = 0; r < 2; ++r) {
-            for (int n = 0; n < 2; ++n) {
-                const std::string zone = "zone-" + std::to_string(z);
-                const std::string rack = "rack-" + std::to_string(r);
-                d.nodes.push_back({.id = "z" + std::to_string(z) + "r" + std::to_string(r) + "n" + std::to_string(n),
-                                   .where = {.region = "eu", .zone = zone, .rack = rack}});
-            }
-        }
-    }
-    const auto v1 = keyplace::digest128::from_hex("1575a07c735fef38657f2bdea7ebb9f7");
-    REQUIRE(v1.has_value());
-    const snapshot s = snapshot::build(d);
-    REQUIRE(s.fingerprint() != *v1);
-    REQUIRE(s.fingerprint_matches(*v1));
-    snapshot_description old = s.describe();
-    old.fingerprint = *v1;
+    const auto old_case = keyplace_etcd_test::make_encoding_1_case(cluster);
+    const snapshot& s = old_case.s;
+    const keyplace::snapshot_description& old = old_case.old;
+    const keyplace::digest128* v1 = &old_case.v1;
     etcd::client c(connection());
     error_info err;
     REQUIRE(c.put(etcd::snapshot_key(cluster, 1), keyplace::write_description_json(old), err));

@@ -50,6 +50,52 @@ enum class watch_end {
     failed,     ///< a transport or protocol error (message in error_info)
 };
 
+/// What the publisher (publish, read_current, load_current, read_reports) and the watcher need of
+/// etcd: the seam between keyplace's protocol and a transport. `client` (etcd's JSON gateway) is one
+/// implementation, `memory_store` (<keyplace/etcd/memory_store.hpp>) another, for tests without a
+/// server. The contract is etcd's: one revision counter for the store, a key's mod_revision is
+/// the revision of its last write, and a watch delivers every write of its key from its start
+/// revision on, in order, or says the start was compacted away. Every call returns std::nullopt /
+/// false and fills err on failure; nothing throws. Transport errors carry fleet_errc::unavailable
+/// and a message starting with "etcd".
+class kv_store {
+public:
+    virtual ~kv_store() = default;
+
+    /// The key, or an empty optional with err clear when it does not exist; revision receives the
+    /// store's revision at the read (the watch resume point).
+    [[nodiscard]] virtual auto get(std::string_view key, error_info& err, std::int64_t* revision = nullptr)
+        -> std::optional<key_value> = 0;
+    /// Every key with the prefix, sorted by key.
+    [[nodiscard]] virtual auto get_prefix(std::string_view prefix, error_info& err)
+        -> std::optional<std::vector<key_value>> = 0;
+    [[nodiscard]] virtual auto put(std::string_view key, std::string_view value, error_info& err,
+                                   std::int64_t lease = 0) -> bool = 0;
+    /// Put only if the key's mod_revision is `expected` (0: only if the key does not exist).
+    /// Returns whether the transaction succeeded; false with err clear means the compare failed.
+    [[nodiscard]] virtual auto put_if(std::string_view key, std::string_view value, std::int64_t expected,
+                                      error_info& err) -> bool = 0;
+    [[nodiscard]] virtual auto lease_grant(std::chrono::seconds ttl, error_info& err) -> std::optional<std::int64_t> = 0;
+    /// Whether the lease is still alive (false with err clear: it expired or was revoked).
+    [[nodiscard]] virtual auto lease_keepalive(std::int64_t lease, error_info& err) -> bool = 0;
+    /// Revokes the lease and deletes its keys.
+    [[nodiscard]] virtual auto lease_revoke(std::int64_t lease, error_info& err) -> bool = 0;
+    /// Watches one key from start_revision (0: from the next write), calling on_event for each
+    /// event in order until it returns false, `stop` becomes true (checked at least every 50 ms),
+    /// or the stream ends. Blocks. compacted: the start revision was compacted away (err names the
+    /// compact revision); failed: err holds the error.
+    [[nodiscard]] virtual auto watch(std::string_view key, std::int64_t start_revision,
+                                     const std::function<bool(const watch_event&)>& on_event,
+                                     const std::atomic<bool>& stop, error_info& err) -> watch_end = 0;
+
+protected:
+    kv_store() = default;
+    kv_store(const kv_store&) = default;
+    kv_store(kv_store&&) = default;
+    auto operator=(const kv_store&) -> kv_store& = default;
+    auto operator=(kv_store&&) -> kv_store& = default;
+};
+
 /// TLS towards etcd (an https endpoint). Empty fields: the system's CA store, no client certificate.
 struct tls_options {
     std::string ca_file{};    ///< PEM: the CA(s) that must have signed the server's certificate
@@ -82,17 +128,16 @@ struct client_options {
 [[nodiscard]] auto parse_endpoints(std::string_view list, error_info& err) -> std::vector<std::string>;
 
 /// A thin, blocking client of etcd's v3 JSON gateway (/v3/kv/range, /v3/kv/put, /v3/kv/txn,
-/// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch). Keys and values are
-/// base64 on the wire and plain here. One client per thread (it owns a curl handle).
-/// Every call returns std::nullopt / false and fills err on failure; nothing throws. Transport
-/// and protocol errors carry fleet_errc::unavailable and a message starting with "etcd"; so do refused
-/// credentials ("authentication of user ... failed") and "permission denied" (naming the user).
+/// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/watch): the kv_store of a real
+/// etcd. Keys and values are base64 on the wire and plain here. One client per thread (it owns a
+/// curl handle). Errors as kv_store says; refused credentials ("authentication of user ...
+/// failed") and "permission denied" (naming the user) are transport errors too.
 /// A write whose answer was lost may be retried on another endpoint: publish() recognises its own
 /// write when that happens.
-class client {
+class client final : public kv_store {
 public:
     explicit client(client_options options);
-    ~client();
+    ~client() override;
     client(const client&) = delete;
     auto operator=(const client&) -> client& = delete;
     client(client&&) noexcept;
@@ -101,30 +146,23 @@ public:
     /// The endpoint the next request goes to first (the one that last answered).
     [[nodiscard]] auto endpoint() const -> const std::string&;
 
-    /// The key, or an empty optional with err clear when it does not exist; revision receives the
-    /// store's revision at the read (the watch resume point).
     [[nodiscard]] auto get(std::string_view key, error_info& err, std::int64_t* revision = nullptr)
-        -> std::optional<key_value>;
-    /// Every key with the prefix, sorted by key.
-    [[nodiscard]] auto get_prefix(std::string_view prefix, error_info& err) -> std::optional<std::vector<key_value>>;
+        -> std::optional<key_value> override;
+    [[nodiscard]] auto get_prefix(std::string_view prefix, error_info& err)
+        -> std::optional<std::vector<key_value>> override;
     [[nodiscard]] auto put(std::string_view key, std::string_view value, error_info& err, std::int64_t lease = 0)
-        -> bool;
-    /// Put only if the key's mod_revision is `expected` (0: only if the key does not exist).
-    /// Returns whether the transaction succeeded; false with err clear means the compare failed.
+        -> bool override;
     [[nodiscard]] auto put_if(std::string_view key, std::string_view value, std::int64_t expected, error_info& err)
-        -> bool;
-    [[nodiscard]] auto lease_grant(std::chrono::seconds ttl, error_info& err) -> std::optional<std::int64_t>;
-    [[nodiscard]] auto lease_keepalive(std::int64_t lease, error_info& err) -> bool;
-    [[nodiscard]] auto lease_revoke(std::int64_t lease, error_info& err) -> bool;
-    /// Watches one key from start_revision, calling on_event for each event in order until it
-    /// returns false, `stop` becomes true (checked at least every 50 ms), or the stream ends.
-    /// Blocks. Asks etcd for progress notifications. When the stream breaks, the watch resumes on
-    /// the next endpoint after the last revision delivered (or notified as progress), so no event
-    /// is lost or repeated; it fails once every endpoint has failed in a row. compacted: the start
-    /// revision was compacted away (err names the compact revision); failed: err holds the error.
+        -> bool override;
+    [[nodiscard]] auto lease_grant(std::chrono::seconds ttl, error_info& err) -> std::optional<std::int64_t> override;
+    [[nodiscard]] auto lease_keepalive(std::int64_t lease, error_info& err) -> bool override;
+    [[nodiscard]] auto lease_revoke(std::int64_t lease, error_info& err) -> bool override;
+    /// As kv_store says; asks etcd for progress notifications. When the stream breaks, the watch
+    /// resumes on the next endpoint after the last revision delivered (or notified as progress),
+    /// so no event is lost or repeated; it fails once every endpoint has failed in a row.
     [[nodiscard]] auto watch(std::string_view key, std::int64_t start_revision,
                              const std::function<bool(const watch_event&)>& on_event, const std::atomic<bool>& stop,
-                             error_info& err) -> watch_end;
+                             error_info& err) -> watch_end override;
 
 private:
     struct impl;
@@ -143,11 +181,11 @@ struct current_pointer {
 /// before any request.
 
 /// Reads /keyplace/<cluster>/current: empty optional with err clear when nothing was published.
-[[nodiscard]] auto read_current(client& c, std::string_view cluster, error_info& err, std::int64_t* revision = nullptr)
+[[nodiscard]] auto read_current(kv_store& c, std::string_view cluster, error_info& err, std::int64_t* revision = nullptr)
     -> std::optional<current_pointer>;
 
 /// Reads and loads (strictly, digests verified) the snapshot `current` names.
-[[nodiscard]] auto load_current(client& c, std::string_view cluster, error_info& err)
+[[nodiscard]] auto load_current(kv_store& c, std::string_view cluster, error_info& err)
     -> std::optional<snapshot>;
 
 /// Publishes s: stores its document at snapshots/<epoch> (once: an existing key must hold the
@@ -157,7 +195,7 @@ struct current_pointer {
 /// stale_epoch (naming both epochs) when current is at s.epoch() or above, including when
 /// another publisher won the race; with split_brain when snapshots/<epoch> holds another
 /// fingerprint; or with the transport error.
-[[nodiscard]] auto publish(client& c, const snapshot& s, error_info& err) -> bool;
+[[nodiscard]] auto publish(kv_store& c, const snapshot& s, error_info& err) -> bool;
 
 /// A client's report under /keyplace/<cluster>/clients/<id> (held by a lease).
 struct client_report {
@@ -169,7 +207,7 @@ struct client_report {
 };
 
 /// Every live client's report, sorted by id.
-[[nodiscard]] auto read_reports(client& c, std::string_view cluster, error_info& err)
+[[nodiscard]] auto read_reports(kv_store& c, std::string_view cluster, error_info& err)
     -> std::optional<std::vector<client_report>>;
 
 /// Why a watcher did not adopt a document.
@@ -217,7 +255,15 @@ struct watcher_stats {
 /// good snapshot keeps serving. After a compaction it re-reads `current`; epochs never go back.
 class watcher {
 public:
+    /// Makes one of the watcher's connections; it asks for three (its reads, its watch, its
+    /// report), each then used from one thread. Several may be one thread-safe store.
+    using connector = std::function<std::shared_ptr<kv_store>()>;
+
+    /// Connects to etcd with options.connection (three gateway clients).
     explicit watcher(watcher_options options);
+    /// Connects through `connect` (options.connection is not used): another kv_store, such as a
+    /// memory_store in tests. Throws invalid_argument if it returns nullptr.
+    watcher(watcher_options options, const connector& connect);
     ~watcher();  ///< stops the thread and revokes the lease
     watcher(const watcher&) = delete;
     auto operator=(const watcher&) -> watcher& = delete;
