@@ -1,4 +1,4 @@
-// Fuzz target: keyplace-fleet's command line (examples/fleet/fleet_options.hpp: parse over the
+// Fuzz target: keyplace-fleet's command line (fleet/fleet_options.hpp: parse over the
 // option table), without running the fleet: no server is started, no file written.
 //
 // Input: the arguments, each ended by a NUL (at most 32).

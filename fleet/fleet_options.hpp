@@ -1,8 +1,8 @@
 // keyplace-fleet's command line: the options, their one table (usage, parsing, validation) and
 // the failure every refusal is. A header of its own so that the parser can be called without
-// running the fleet (the fleet_options fuzz target); fleet.cpp is its one other user.
-#ifndef KEYPLACE_EXAMPLES_FLEET_FLEET_OPTIONS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_FLEET_FLEET_OPTIONS_HPP_INCLUDED
+// running the fleet (the fleet_options fuzz target).
+#ifndef KEYPLACE_FLEET_PROGRAM_FLEET_OPTIONS_HPP_INCLUDED
+#define KEYPLACE_FLEET_PROGRAM_FLEET_OPTIONS_HPP_INCLUDED
 
 #include "args.hpp"
 

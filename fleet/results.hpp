@@ -1,0 +1,82 @@
+// What keyplace-fleet measures: one window of requests, the kept fractions of a change, the
+// windows of an arm, and with --clients each client's windows and adoption times.
+#ifndef KEYPLACE_FLEET_PROGRAM_RESULTS_HPP_INCLUDED
+#define KEYPLACE_FLEET_PROGRAM_RESULTS_HPP_INCLUDED
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace keyplace_fleet {
+
+// The events of every arm, in order (the control runs the same phases without them).
+inline const std::array<std::string, 3> event_names{"join", "leave", "rejoin"};
+
+// One window of requests of one client.
+struct window_stats {
+    std::string phase;
+    std::uint64_t epoch = 0;
+    std::uint64_t gets = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t db_reads = 0;
+    std::uint64_t stale = 0;
+    std::uint64_t old_epoch = 0;  // requests served from an epoch older than the one published
+    std::uint64_t old_owner = 0;  // of those, requests sent to another server than that epoch names
+    [[nodiscard]] auto hit_rate() const -> double {
+        return gets == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(gets);
+    }
+};
+
+// The kept fractions of one change, exact over the universe: request-weighted and key-weighted,
+// from the owner tables of the two placements (every strategy alike, bounded loads included).
+struct kept {
+    double requests = 0;
+    double keys = 0;
+};
+
+// One arm: a strategy, a rule, a popularity, a seed; events or none (the control).
+struct arm_result {
+    std::string strategy;
+    std::string rule;  // "control" for the control arm
+    double alpha = 0;
+    std::uint64_t seed = 0;
+    std::vector<window_stats> windows;
+    std::map<std::string, kept> predicted;  // by event
+};
+
+// With --clients: the epochs of an arm, 1, then two per event.
+inline constexpr std::size_t max_epochs = 7;
+
+struct arm_spec {
+    std::string strategy;
+    std::string rule;
+    double alpha = 0;
+    std::uint64_t seed = 0;
+    std::string cluster;
+};
+
+// The name a client process reports under (clients/<id> in etcd).
+inline auto client_id(std::size_t i) -> std::string { return "client-" + std::to_string(i); }
+
+struct client_result {
+    std::string id;
+    bool late = false;
+    std::vector<window_stats> windows;
+    // By epoch: from the start of its publish to the client's first request on it; -1: skipped.
+    std::array<double, max_epochs + 1> adoption_ms{};
+};
+
+struct clients_arm {
+    arm_spec spec;
+    std::vector<client_result> clients;
+    std::vector<pid_t> pids;
+};
+
+}  // namespace keyplace_fleet
+
+#endif
