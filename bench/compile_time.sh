@@ -80,7 +80,7 @@ for cxx in "${compilers[@]}"; do
     if ((o2)); then
         inc=(-I "$root/include")
         svc="$root/bench/compile/service.cpp"
-        fleet=(-I "$root/examples/cli" -I "$root/etcd/include" -DKEYPLACE_FLEET_ETCD "$root/examples/fleet/fleet.cpp")
+        fleet=(-I "$root/cli" -I "$root/etcd/include" -DKEYPLACE_FLEET_ETCD "$root/examples/fleet/fleet.cpp")
         read -r twin twin_mb < <(best_o2 "$cxx" "$root/bench/compile/service_nlohmann.cpp")
         read -r ho ho_mb < <(best_o2 "$cxx" "${inc[@]}" "$svc")
         read -r co co_mb < <(best_o2 "$cxx" "${inc[@]}" -DKEYPLACE_COMPILED "$svc")
