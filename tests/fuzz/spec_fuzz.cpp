@@ -1,4 +1,4 @@
-// Fuzz target: keyplace-cli's input parsers (examples/cli/spec.hpp) — node SPECs inline and as
+// Fuzz target: keyplace-cli's input parsers (cli/spec.hpp) — node SPECs inline and as
 // @FILE, in each strategy family's entry syntax (ID[=WEIGHT][@LOCATION], ketama servers,
 // Cassandra ID=TOKEN;...@DC/RACK, chosen tokens, Redis slot ranges) — and key lines.
 //

@@ -1,6 +1,6 @@
 // keyplace-cli: the options several commands share.
-#ifndef KEYPLACE_EXAMPLES_CLI_OPTIONS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_OPTIONS_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_OPTIONS_HPP_INCLUDED
+#define KEYPLACE_CLI_OPTIONS_HPP_INCLUDED
 
 #include "args.hpp"
 #include "registry.hpp"

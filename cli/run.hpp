@@ -1,8 +1,8 @@
 // keyplace-cli's entry point, declared without the commands: run() is compiled once, in
 // run.cpp (the keyplace_cli_run library), and main.cpp, the tests and the fuzz target link it,
 // so the commands are instantiated over every strategy in one translation unit, not in each.
-#ifndef KEYPLACE_EXAMPLES_CLI_RUN_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_RUN_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_RUN_HPP_INCLUDED
+#define KEYPLACE_CLI_RUN_HPP_INCLUDED
 
 #include <cstddef>
 #include <iosfwd>

@@ -1,8 +1,8 @@
 // keyplace-cli: locate --load-factor, bounded loads (bounded_load.hpp, compat/haproxy_bounded.hpp,
 // compat/envoy_bounded.hpp). Each input line is one request held until the end, so the output is
 // the batch assignment, in input order.
-#ifndef KEYPLACE_EXAMPLES_CLI_BOUNDED_COMMANDS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_BOUNDED_COMMANDS_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_BOUNDED_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_CLI_BOUNDED_COMMANDS_HPP_INCLUDED
 
 #include "args.hpp"
 

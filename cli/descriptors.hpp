@@ -2,8 +2,8 @@
 // A closed descriptor 0, 1 or 2 is the next one open() or socket() returns, so a file or socket
 // the program opens (etcd's connection, a memcached server's, a temporary file) would take it,
 // and what was meant for stdout would go there with a status 0.
-#ifndef KEYPLACE_EXAMPLES_CLI_DESCRIPTORS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_DESCRIPTORS_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_DESCRIPTORS_HPP_INCLUDED
+#define KEYPLACE_CLI_DESCRIPTORS_HPP_INCLUDED
 
 #if !defined(_WIN32)
 #include <fcntl.h>

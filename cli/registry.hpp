@@ -2,8 +2,8 @@
 // name, one line of help, the options it takes and how to build it. Usage, help, option checks
 // and dispatch are generated from the lists at the end of each section. The strategies are the
 // rows of the library's strategy table: see "strategies" below.
-#ifndef KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_REGISTRY_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_REGISTRY_HPP_INCLUDED
+#define KEYPLACE_CLI_REGISTRY_HPP_INCLUDED
 
 #include "args.hpp"
 #include "output.hpp"
@@ -82,7 +82,10 @@ struct choice_option {
             }
         }
         if (owner.empty()) {
-            usage_error("unknown " + std::string(noun) + " " + quote(v) + " (known: " + join(names, ", ", ", ") + ")");
+            // A likely typo names what was meant; otherwise every name.
+            const auto meant = did_you_mean(v, names);
+            usage_error("unknown " + std::string(noun) + " " + quote(v) +
+                        (meant.empty() ? " (known: " + join(names, ", ", ", ") + ")" : meant));
         }
         usage_error("--" + std::string(spec.name) + " " + quote(v) + " is not " + std::string(noun) + " of " +
                     std::string(owner) + " (" + join(names, ", ", ", ") + ")");

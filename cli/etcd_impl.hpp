@@ -1,12 +1,14 @@
-// keyplace-cli etcd commands: etcd publish / current / watch / status, over the optional
-// keyplace::etcd component (etcd's v3 JSON gateway). Built when CMake finds that target.
-#ifndef KEYPLACE_EXAMPLES_CLI_ETCD_COMMANDS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_ETCD_COMMANDS_HPP_INCLUDED
+// keyplace-cli etcd commands' bodies: etcd publish / current / watch / status, over the optional
+// keyplace::etcd component (etcd's v3 JSON gateway); etcd.cpp includes this, built when CMake
+// finds that target.
+#ifndef KEYPLACE_CLI_ETCD_IMPL_HPP_INCLUDED
+#define KEYPLACE_CLI_ETCD_IMPL_HPP_INCLUDED
 
 #include "args.hpp"
+#include "etcd_commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
-#include "snapshot_commands.hpp"
+#include "snapshot_impl.hpp"
 #include "stream.hpp"
 
 #include <keyplace/etcd.hpp>
@@ -33,31 +35,6 @@
 #include <unistd.h>
 
 namespace keyplace_cli {
-
-/// etcd status: two clients report one epoch with different fingerprints.
-inline constexpr int exit_disagreement = 3;
-
-inline constexpr plain_option endpoints_option{
-    {"endpoints", "URL,...",
-     "etcd's client URLs, e.g. https://10.0.0.1:2379,https://10.0.0.2:2379 (tried in turn: failover)", true}};
-inline constexpr plain_option etcd_cluster_option{{"cluster", "NAME", "the cluster, /keyplace/NAME/ in etcd", true}};
-inline constexpr plain_option client_id_option{
-    {"client-id", "ID", "this watcher's id under clients/ (default keyplace-cli-HOST-PID)"}};
-inline constexpr number_option<std::uint64_t> watch_count_option{
-    {"count", "N", "stop after N adopted snapshots (default: run until SIGINT or SIGTERM)"}, std::nullopt, 1};
-inline constexpr number_option<std::uint32_t> lease_ttl_option{
-    {"lease-ttl", "SECONDS", "the report's lease: it disappears this long after the watcher dies"}, 10, 1, 3600};
-inline constexpr plain_option cacert_option{
-    {"cacert", "FILE", "verify etcd's certificate with this CA bundle (PEM; default: the system's CAs)"}};
-inline constexpr plain_option cert_option{{"cert", "FILE", "this client's TLS certificate (PEM; needs --key)"}};
-inline constexpr plain_option key_option{{"key", "FILE", "the private key of --cert (PEM)"}};
-inline constexpr plain_option user_option{
-    {"user", "NAME[:PASSWORD]",
-     "etcd authentication; without :PASSWORD, the password is --password-file's or $KEYPLACE_ETCD_PASSWORD"}};
-inline constexpr plain_option password_file_option{
-    {"password-file", "FILE", "--user's password: the file's first line"}};
-/// Where --user NAME finds its password when the option does not carry it.
-inline constexpr const char* password_variable = "KEYPLACE_ETCD_PASSWORD";
 
 /// The endpoints of --endpoints (one URL or several, comma-separated).
 inline auto etcd_endpoints(const parsed_args& a) -> std::vector<std::string> {
@@ -385,60 +362,6 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
     }
     return "";
 }
-
-// ---- the commands -------------------------------------------------------------------------------
-
-struct etcd_publish_command {
-    static constexpr std::string_view name = "etcd publish";
-    static constexpr std::string_view help =
-        "publishes a snapshot document to etcd: stores it, then moves current to it (compare-and-swap)";
-    static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr std::tuple positionals{&file_option};
-    static constexpr auto options() {
-        return std::tuple{&endpoints_option, &etcd_cluster_option, &file_option, &cacert_option,
-                          &cert_option,      &key_option,          &user_option, &password_file_option};
-    }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_publish(a); }
-};
-
-struct etcd_current_command {
-    static constexpr std::string_view name = "etcd current";
-    static constexpr std::string_view help = "the epoch and fingerprint etcd's current names (exit 1 if none)";
-    static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() {
-        return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag,   &cacert_option,
-                          &cert_option,      &key_option,          &user_option, &password_file_option};
-    }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_current(a); }
-};
-
-struct etcd_watch_command {
-    static constexpr std::string_view name = "etcd watch";
-    static constexpr std::string_view help =
-        "follows current like a client: one line per adopted epoch, refusals on stderr; until SIGINT/SIGTERM";
-    static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() {
-        return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option, &watch_count_option,
-                          &lease_ttl_option,   &json_flag,           &cacert_option,    &cert_option,
-                          &key_option,         &user_option,         &password_file_option};
-    }
-    /// Writes as it goes: run() hands it its streams.
-    static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string {
-        return etcd_watch(a, *io.out, *io.err);
-    }
-};
-
-struct etcd_status_command {
-    static constexpr std::string_view name = "etcd status";
-    static constexpr std::string_view help =
-        "every live client's epoch and fingerprint; exit 3 when two report one epoch with different fingerprints";
-    static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() {
-        return std::tuple{&endpoints_option, &etcd_cluster_option, &json_flag,   &cacert_option,
-                          &cert_option,      &key_option,          &user_option, &password_file_option};
-    }
-    static auto run(const parsed_args& a, std::istream&) -> std::string { return etcd_status(a); }
-};
 
 }  // namespace keyplace_cli
 

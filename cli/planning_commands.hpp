@@ -1,7 +1,7 @@
 // keyplace-cli planning commands: allocate (Cassandra's token allocation, for a Cassandra ring or
 // the native ring of chosen tokens) and redis create / redis rebalance (redis-cli's slot planner).
-#ifndef KEYPLACE_EXAMPLES_CLI_PLANNING_COMMANDS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_PLANNING_COMMANDS_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_PLANNING_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_CLI_PLANNING_COMMANDS_HPP_INCLUDED
 
 #include "args.hpp"
 #include "options.hpp"
@@ -252,9 +252,7 @@ struct allocate_command {
         return std::tuple{&allocate_strategy_option, &allocate_nodes_option, &add_option,  &token_count_option,
                           &allocate_replication_option, &groups_option,      &seed_option, &json_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string {
-        return from_specs({a.value(allocate_nodes_option.spec)}, [&] { return allocate(a); });
-    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
 
 // ---- redis create / redis rebalance -------------------------------------------------------------
@@ -265,9 +263,7 @@ struct redis_create_command {
         "the slot ranges redis-cli --cluster create gives these masters, as --strategy redis SPEC lines";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr auto options() { return std::tuple{&masters_option, &json_flag}; }
-    static auto run(const parsed_args& a, std::istream&) -> std::string {
-        return from_specs({a.value(masters_option.spec)}, [&] { return redis_create(a); });
-    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
 
 struct redis_rebalance_command {
@@ -278,11 +274,8 @@ struct redis_rebalance_command {
     static constexpr auto options() {
         return std::tuple{&slot_map_option, &weights_option, &threshold_option, &use_empty_flag, &json_flag};
     }
-    static auto run(const parsed_args& a, std::istream&) -> std::string {
-        return from_specs({a.value(slot_map_option.spec)}, [&] { return redis_rebalance(a); });
-    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
-
 }  // namespace keyplace_cli
 
 #endif

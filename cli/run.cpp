@@ -1,5 +1,5 @@
-// keyplace-cli's run(), compiled once (see run.hpp): every command over every strategy is
-// instantiated here and nowhere else.
+// keyplace-cli's run() (see run.hpp): the command table's dispatch, usage and help. Each
+// command's body is compiled in its family's source (commands.hpp says which).
 #include "run.hpp"
 
 #include "keyplace_cli.hpp"

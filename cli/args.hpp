@@ -1,7 +1,7 @@
 // keyplace-cli arguments: exit statuses and failures, "--name value" parsing, and typed
 // options whose values are checked in one place, each kind with one message form.
-#ifndef KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_ARGS_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_ARGS_HPP_INCLUDED
+#define KEYPLACE_CLI_ARGS_HPP_INCLUDED
 
 #include <keyplace/detail/utf8.hpp>
 
@@ -148,6 +148,52 @@ inline auto split(std::string_view s, char sep) -> std::vector<std::string_view>
     }
 }
 
+/// The edit distance between a and b (optimal string alignment: an insertion, a deletion, a
+/// substitution or a swap of two adjacent bytes counts one).
+inline auto edit_distance(std::string_view a, std::string_view b) -> std::size_t {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) {
+        d[i][0] = i;
+    }
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        d[0][j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+/// The name a mistyped one most likely meant: the closest of names, if it is at most a quarter
+/// of the given name's length away (at least one edit); the first of equals.
+inline auto closest_name(std::string_view given, std::span<const std::string_view> names)
+    -> std::optional<std::string_view> {
+    const std::size_t limit = std::max<std::size_t>(1, given.size() / 4);
+    std::optional<std::string_view> best;
+    std::size_t best_distance = limit + 1;
+    for (const auto n : names) {
+        const auto d = edit_distance(given, n);
+        if (d < best_distance && n != given) {
+            best = n;
+            best_distance = d;
+        }
+    }
+    return best;
+}
+
+/// " (did you mean 'X'?)" for the closest of names (each with prefix), or "".
+inline auto did_you_mean(std::string_view given, std::span<const std::string_view> names,
+                         std::string_view prefix = "") -> std::string {
+    const auto best = closest_name(given, names);
+    return best ? " (did you mean " + quote(std::string(prefix) + std::string(*best)) + "?)" : "";
+}
+
 /// How an option is spelled and described: its name without "--", its value's placeholder in
 /// usage (empty: a flag, which takes no value), one line of help, and whether it must be given.
 struct option_spec {
@@ -184,7 +230,11 @@ public:
                 spec = k.name == name ? &k : spec;
             }
             if (spec == nullptr) {
-                usage_error("unknown option " + quote("--" + name));
+                std::vector<std::string_view> names;
+                for (const auto& k : known) {
+                    names.push_back(k.name);
+                }
+                usage_error("unknown option " + quote("--" + name) + did_you_mean(name, names, "--"));
             }
             if (find(name) != nullptr) {
                 usage_error("option --" + name + " given twice");

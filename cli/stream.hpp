@@ -1,8 +1,8 @@
 // keyplace-cli streaming: keys read a block of lines at a time, output held back (in memory,
 // then in an unnamed temporary file) until every line was valid, so memory stays bounded by a
 // block while a bad line still leaves stdout empty; and progress on stderr.
-#ifndef KEYPLACE_EXAMPLES_CLI_STREAM_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_STREAM_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_STREAM_HPP_INCLUDED
+#define KEYPLACE_CLI_STREAM_HPP_INCLUDED
 
 #include "args.hpp"
 #include "run.hpp"
@@ -236,6 +236,19 @@ private:
 
 // ---- progress ----------------------------------------------------------------------------------
 
+/// What a progress line adds for a step with a known total: ", P% of TOTAL, about S s left",
+/// the time left extrapolated from the rate so far (elapsed_ms since the step started); nothing
+/// while the total is unknown (0) or nothing is done yet.
+inline auto eta_text(std::uint64_t done, std::uint64_t total, std::uint64_t elapsed_ms) -> std::string {
+    if (total == 0 || done == 0 || done > total) {
+        return "";
+    }
+    const std::uint64_t percent = done * 100 / total;
+    const std::uint64_t left_s = (elapsed_ms * (total - done) / done + 500) / 1000;
+    return ", " + std::to_string(percent) + "% of " + std::to_string(total) + ", about " + std::to_string(left_s) +
+           " s left";
+}
+
 /// Progress of one command on stderr, per progress_mode. step() names what runs now, advance()
 /// counts keys done; the terminal line is drawn by a thread, so a long library call (a ring
 /// build) still shows its elapsed time. Nothing else writes to err while one is alive.
@@ -251,14 +264,17 @@ public:
     auto operator=(const progress&) -> progress& = delete;
     ~progress() { stop(); }
 
-    /// What the command does now ("building --after"); counts start again from 0.
-    void step(std::string what) {
+    /// What the command does now ("building --after"); counts start again from 0. total: the
+    /// keys the step will count, where known (0: unknown), for the terminal line's estimate.
+    void step(std::string what, std::uint64_t total = 0) {
         if (mode_ == progress_mode::off) {
             return;
         }
         {
             const std::lock_guard lock(mutex_);
             step_ = std::move(what);
+            step_start_ = clock::now();
+            total_ = total;
             done_ = 0;
         }
         if (mode_ == progress_mode::lines) {
@@ -298,6 +314,18 @@ private:
         }
         return s;
     }
+    /// The terminal line's estimate for a step with a known total.
+    [[nodiscard]] auto estimate() const -> std::string {
+        std::uint64_t total = 0;
+        clock::time_point since;
+        {
+            const std::lock_guard lock(mutex_);
+            total = total_;
+            since = step_start_;
+        }
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - since).count();
+        return eta_text(done_, total, static_cast<std::uint64_t>(ms));
+    }
     [[nodiscard]] auto elapsed_text() const -> std::string {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start_).count();
         return std::to_string(ms / 1000) + "." + std::to_string(ms / 100 % 10) + " s";
@@ -311,7 +339,7 @@ private:
         }
         while (true) {
             lock.unlock();
-            err_ << "\r\x1b[Kkeyplace-cli: " << status() << " (" << elapsed_text() << ")" << std::flush;
+            err_ << "\r\x1b[Kkeyplace-cli: " << status() << estimate() << " (" << elapsed_text() << ")" << std::flush;
             lock.lock();
             if (stop_cv_.wait_for(lock, 500ms, [this] { return stopping_; })) {
                 break;
@@ -338,6 +366,8 @@ private:
     clock::time_point start_ = clock::now();
     mutable std::mutex mutex_;
     std::string step_;
+    clock::time_point step_start_ = start_;
+    std::uint64_t total_ = 0;
     std::atomic<std::uint64_t> done_{0};
     bool finished_ = false;
     std::mutex stop_mutex_;

@@ -8,6 +8,10 @@
 #include <keyplace/token_allocation.hpp>
 
 #if KEYPLACE_CLI_SNAPSHOTS
+#include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/fleet/transfer_plan.hpp>
 #include <nlohmann/json.hpp>  // edits documents (json.hpp includes it only in header-only builds)
 
 #include <fcntl.h>
@@ -25,6 +29,7 @@
 #include <ios>
 #include <istream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <streambuf>
@@ -2243,7 +2248,7 @@ TEST_CASE("cli: an mpchash snapshot: created with the generator's digests, locat
 TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bounded loads are refused",
           "[cli][mpchash]") {
     // go-mpchash's compat.out: line i is the owner of shard-(i+1) over shard-1 .. shard-6000.
-    const auto want = golden_lines("mpchash/compat.out");
+    const auto want = keyplace_test::golden_lines("mpchash/compat.out");
     REQUIRE(want.size() == 6000);
     std::string nodes;
     std::string keys;
@@ -2344,4 +2349,112 @@ TEST_CASE("cli: native multiprobe spreads reads over its key point's order: K = 
     CHECK(two.out != owners.out);
     const auto go = run_cli({"locate", "--strategy", "mpchash", "--nodes", "a,b,c,d,e", "--spread-reads", "1"}, keys);
     CHECK(go.status == 2);
+}
+
+// ---- -h, "did you mean", progress estimates, optional components (issue 29) --------------------
+
+TEST_CASE("cli: -h is --help wherever --help works", "[cli]") {
+    const std::vector<std::vector<std::string_view>> lines = {
+        {"--help"},
+        {"locate", "--help"},
+        {"locate", "--strategy", "ring", "--help"},
+        {"snapshot", "--help"},
+        {"snapshot", "create", "--help"},
+        {"snapshot", "verify", "s.json", "--help"},
+        {"etcd", "watch", "--help"},
+        {"help", "stats"},
+    };
+    for (const auto& line : lines) {
+        const auto with_long = run_cli(line);
+        auto short_line = line;
+        std::replace(short_line.begin(), short_line.end(), std::string_view("--help"), std::string_view("-h"));
+        const auto with_short = run_cli(short_line);
+        CHECK(with_long.status == 0);
+        CHECK(with_short.status == 0);
+        CHECK(with_short.out == with_long.out);
+        CHECK(with_short.err.empty());
+        CHECK_FALSE(with_long.out.empty());
+    }
+    CHECK(run_cli({"-h"}).out == run_cli({"help"}).out);
+}
+
+TEST_CASE("cli: a mistyped command, option or name says what was meant", "[cli]") {
+    expect_failure(run_cli({"locat"}), 2, "unknown command 'locat' (did you mean 'locate'?)");
+    expect_failure(run_cli({"lcoate", "--strategy", "ring"}), 2, "unknown command 'lcoate' (did you mean 'locate'?)");
+    expect_failure(run_cli({"snapshot", "creat"}), 2, "unknown command 'snapshot creat' (did you mean 'snapshot create'?)");
+    expect_failure(run_cli({"locate", "--strateg", "ring", "--nodes", "a"}), 2,
+                   "unknown option '--strateg' (did you mean '--strategy'?)");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--node", "a"}), 2,
+                   "unknown option '--node' (did you mean '--nodes'?)");
+    expect_failure(run_cli({"locate", "--strategy", "rign", "--nodes", "a"}), 2,
+                   "unknown strategy 'rign' (did you mean 'ring'?)");
+    expect_failure(run_cli({"hash", "--function", "xxh4"}), 2, "unknown hash function 'xxh4' (did you mean 'xxh3'?)");
+    // Nothing close: every name, as before.
+    const auto far = run_cli({"place"});
+    expect_failure(far, 2, "unknown command 'place' (known: hash, locate, diff, stats,");
+    CHECK_THAT(far.err, !Catch::Matchers::Contains("did you mean"));
+    expect_failure(run_cli({"locate", "--frobnicate", "1"}), 2, "unknown option '--frobnicate'\n");
+}
+
+TEST_CASE("cli: the suggestion is the closest name within a quarter of the typo's length", "[cli]") {
+    using keyplace_cli::closest_name;
+    using keyplace_cli::edit_distance;
+    CHECK(edit_distance("locate", "locate") == 0);
+    CHECK(edit_distance("locat", "locate") == 1);
+    CHECK(edit_distance("lcoate", "locate") == 1);  // a swap of two neighbours is one edit
+    CHECK(edit_distance("", "abc") == 3);
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    const std::vector<std::string_view> names{"hash", "locate", "diff", "stats"};
+    CHECK(closest_name("stat", names) == std::optional<std::string_view>("stats"));
+    CHECK(closest_name("hsah", names) == std::optional<std::string_view>("hash"));
+    CHECK_FALSE(closest_name("plot", names).has_value());
+    CHECK_FALSE(closest_name("locate", names).has_value());  // not a typo
+}
+
+TEST_CASE("cli: a progress estimate needs a known total and a first count", "[cli][progress]") {
+    using keyplace_cli::eta_text;
+    CHECK(eta_text(0, 100, 1000).empty());
+    CHECK(eta_text(10, 0, 1000).empty());
+    CHECK(eta_text(25, 100, 1000) == ", 25% of 100, about 3 s left");
+    CHECK(eta_text(50, 100, 1000) == ", 50% of 100, about 1 s left");
+    CHECK(eta_text(100, 100, 5000) == ", 100% of 100, about 0 s left");
+    CHECK(eta_text(200, 100, 1000).empty());
+}
+
+TEST_CASE("cli: this build's optional commands run, and the line a missing one gives names the fix", "[cli]") {
+    using keyplace_cli::component;
+    // The etcd and snapshot commands of this build are built (CI installs what they need), so
+    // they fail on their own terms, not as unbuilt.
+    if (keyplace_cli::is_built(component::snapshots)) {
+        const auto r = run_cli({"snapshot", "verify", "/nonexistent/s.json"});
+        CHECK(r.status == 1);
+        CHECK_THAT(r.err, !Catch::Matchers::Contains("not built"));
+    }
+    if (keyplace_cli::is_built(component::etcd)) {
+        const auto r = run_cli({"etcd", "current", "--cluster", "c"});
+        expect_failure(r, 2, "missing required option --endpoints");
+    }
+    CHECK(keyplace_cli::not_built_message(component::etcd, "libcurl", "libcurl4-openssl-dev") ==
+          "etcd commands were not built: this build found no libcurl; configure with -DKEYPLACE_WITH_ETCD=ON after "
+          "installing libcurl4-openssl-dev");
+    CHECK(keyplace_cli::not_built_message(component::snapshots, "nlohmann_json", "nlohmann-json3-dev") ==
+          "snapshot commands were not built: this build found no nlohmann_json; configure again after installing "
+          "nlohmann-json3-dev");
+}
+
+TEST_CASE("cli: the man page and the completion script list every command", "[cli]") {
+    const auto page = run_cli({"help", "--roff"});
+    const auto script = run_cli({"help", "--bash-completion"});
+    REQUIRE(page.status == 0);
+    REQUIRE(script.status == 0);
+    for (const auto name : keyplace_cli::entry_names(keyplace_cli::commands{})) {
+        std::string roff_name;
+        for (const char c : name) {
+            roff_name += c == '-' ? std::string("\\-") : std::string(1, c);
+        }
+        CHECK_THAT(page.out, Catch::Matchers::Contains(".B " + roff_name + " "));
+        CHECK_THAT(script.out, Catch::Matchers::Contains("'" + std::string(name) + "')"));
+    }
+    // Hidden: the usage does not offer them.
+    CHECK_THAT(run_cli({"--help"}).out, !Catch::Matchers::Contains("--roff"));
 }

@@ -1,7 +1,7 @@
 // keyplace-cli inputs: node SPECs (inline or @FILE) in each strategy family's entry syntax, and
 // key lines. Only syntax is checked here; what a membership may hold, the library checks.
-#ifndef KEYPLACE_EXAMPLES_CLI_SPEC_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_SPEC_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_SPEC_HPP_INCLUDED
+#define KEYPLACE_CLI_SPEC_HPP_INCLUDED
 
 #include "args.hpp"
 #include "output.hpp"

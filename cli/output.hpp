@@ -1,8 +1,8 @@
 // keyplace-cli output: each command's result as text or as one JSON object, and the numbers,
 // tables and help columns they are made of. Output is written only after every check (hash
 // and locate hold theirs as they stream, see stream.hpp).
-#ifndef KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
-#define KEYPLACE_EXAMPLES_CLI_OUTPUT_HPP_INCLUDED
+#ifndef KEYPLACE_CLI_OUTPUT_HPP_INCLUDED
+#define KEYPLACE_CLI_OUTPUT_HPP_INCLUDED
 
 #include <keyplace/analysis.hpp>
 #include <keyplace/detail/text.hpp>

@@ -1,0 +1,39 @@
+// keyplace-cli's snapshot commands: snapshot create (over every strategy), next, verify and
+// diff, shadow and plan. Compiled where nlohmann_json is found (KEYPLACE_CLI_SNAPSHOTS).
+#include "commands.hpp"
+#include "snapshot_impl.hpp"
+
+#include <istream>
+#include <string>
+#include <type_traits>
+
+namespace keyplace_cli {
+
+auto snapshot_create_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return with_strategy(a, strategy_options,
+                         [&]<class E>(std::type_identity<E>) {
+                             return from_specs({a.value(nodes_option.spec)}, [&] { return snapshot_create<E>(a); });
+                         });
+}
+
+auto snapshot_next_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return snapshot_next(a);
+}
+
+auto snapshot_verify_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return snapshot_verify(a);
+}
+
+auto snapshot_diff_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return snapshot_diff(a);
+}
+
+auto shadow_command::run(const parsed_args& a, std::istream& in) -> std::string {
+    return shadow(a, in);
+}
+
+auto plan_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return plan(a);
+}
+
+}  // namespace keyplace_cli

@@ -1,0 +1,143 @@
+// keyplace-cli's snapshot commands as the command table sees them: their options and entries
+// (snapshot create / next / verify / diff, shadow, plan). Their bodies read and write snapshot
+// documents (snapshot_impl.hpp, with nlohmann_json) and are compiled in snapshot.cpp; a build
+// without them still lists them, and running one says how to build it (components.hpp).
+#ifndef KEYPLACE_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
+#define KEYPLACE_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
+
+#include "args.hpp"
+#include "components.hpp"
+#include "options.hpp"
+#include "registry.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace keyplace_cli {
+
+inline constexpr plain_option cluster_option{{"cluster", "NAME", "the cluster the snapshot belongs to", true}};
+inline constexpr number_option<std::uint64_t> epoch_option{{"epoch", "E", "the snapshot's epoch"}, 1, 1};
+inline constexpr number_option<std::uint64_t> parent_epoch_option{
+    {"parent-epoch", "P", "the epoch it follows (default: epoch - 1)"}};
+inline constexpr plain_option states_option{
+    {"states", "ID=STATE,...", "node states: joining, active, leaving or left (default active)"}};
+inline constexpr plain_option addresses_option{
+    {"addresses", "ID=ADDRESS,...", "where to connect to each node (never hashed)"}};
+inline constexpr number_option<std::size_t> copies_option{
+    {"copies", "N", "copies per key over the preference order (replica_placer)"}, std::nullopt, 1};
+inline constexpr plain_option copies_spread_option{
+    {"spread", "LEVEL", "with --copies: distinct nodes, racks, zones or regions"}, "node"};
+inline constexpr plain_option copies_shortfall_option{
+    {"on-shortfall", "RULE", "with --copies: fewer LEVELs than copies: fail, or relax (best effort)"}, "fail"};
+inline constexpr plain_option reason_option{{"reason", "TEXT", "why (metadata, never hashed)"}};
+inline constexpr plain_option author_option{{"author", "TEXT", "who (metadata, never hashed)"}};
+inline constexpr number_option<std::uint64_t> created_option{
+    {"created-ms", "T", "when, in ms since the epoch (metadata, never hashed)"}};
+inline constexpr plain_option file_option{{"file", "FILE", "a snapshot document (also the first argument)", true}};
+inline constexpr plain_option before_file_option{
+    {"before", "FILE", "the snapshot before (also the first argument)", true}};
+inline constexpr plain_option after_file_option{
+    {"after", "FILE", "the snapshot after (also the second argument)", true}};
+inline constexpr plain_option snapshot_option{
+    {"snapshot", "FILE", "place under this snapshot document instead of --strategy and --nodes"}};
+inline constexpr plain_option write_set_flag{
+    {"write-set", "", "with --snapshot: every node a write must reach (now, then after the transition)"}};
+inline constexpr number_option<std::uint32_t> sample_option{
+    {"sample-per-million", "R", "keys sampled per million, by key hash"}, 1'000'000, 0, 1'000'000};
+inline constexpr number_option<std::size_t> max_ranges_option{
+    {"max-ranges", "N", "text output: list at most N ranges"}, 20, 0};
+
+inline constexpr plain_option override_option{
+    {"override", "KEY=ID,...", "place each KEY on node ID whatever the strategy says (the snapshot's overrides)"}};
+inline constexpr plain_option drop_override_option{
+    {"drop-override", "KEY,...", "remove these keys' overrides (before --override applies)"}};
+
+inline constexpr plain_option new_weights_option{
+    {"weights", "ID=W,...", "new node weights (a partition table is claimed again for them)"}};
+inline constexpr plain_option add_nodes_option{
+    {"add", "SPEC", "nodes to add, in the strategy's SPEC form (joining unless --states says otherwise)"}};
+
+// ---- the commands -------------------------------------------------------------------------------
+
+struct snapshot_create_command {
+    static constexpr std::string_view name = "snapshot create";
+    static constexpr std::string_view help = "a snapshot document (JSON) from a strategy and its nodes";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::build;
+    static constexpr auto options() {
+        return std::tuple{&strategy_option, &nodes_option, &cluster_option, &epoch_option,
+                          &parent_epoch_option, &states_option, &addresses_option, &copies_option,
+                          &copies_spread_option, &copies_shortfall_option, &reason_option, &author_option,
+                          &created_option, &json_flag,
+                          &override_option};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct snapshot_next_command {
+    static constexpr std::string_view name = "snapshot next";
+    static constexpr std::string_view help =
+        "the next epoch of a snapshot: nodes added (joining), states and overrides changed; a partition table carried";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() {
+        return std::tuple{&file_option, &add_nodes_option, &states_option, &new_weights_option, &reason_option,
+                          &author_option, &created_option, &override_option, &drop_override_option};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct snapshot_verify_command {
+    static constexpr std::string_view name = "snapshot verify";
+    static constexpr std::string_view help = "validates a snapshot document; prints its epoch and both digests";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() { return std::tuple{&file_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct snapshot_diff_command {
+    static constexpr std::string_view name = "snapshot diff";
+    static constexpr std::string_view help = "what moves between two snapshots, exactly where possible, and the plan";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct shadow_command {
+    static constexpr std::string_view name = "shadow";
+    static constexpr std::string_view help = "the keys on stdin (one request a line) under two snapshots";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &sample_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream& in) -> std::string;
+};
+
+struct plan_command {
+    static constexpr std::string_view name = "plan";
+    static constexpr std::string_view help =
+        "the ranges (or partitions) whose copies change between two snapshots";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+}  // namespace keyplace_cli
+
+#endif
