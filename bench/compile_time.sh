@@ -65,7 +65,7 @@ fleet_o2() {
     for f in "$root"/fleet/*.cpp; do
         read -r ms mb < <(best_o2 "$@" "$f")
         total=$((total + ms))
-        ((mb > peak)) && peak=$mb
+        if ((mb > peak)); then peak=$mb; fi
     done
     echo "$total $peak"
 }
