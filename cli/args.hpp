@@ -203,6 +203,54 @@ struct option_spec {
     bool required = false;
 };
 
+/// An option's old spelling, which still works until deprecated_until with one line on stderr,
+/// and its name now. One name per concept across the commands: --copies (how many copies),
+/// --snapshot FILE (one snapshot document), --before/--after FILE (two of them),
+/// --nodes-before/--nodes-after SPEC (two node lists).
+struct deprecated_spelling {
+    std::string_view old_name;
+    std::string_view new_name;
+};
+inline constexpr deprecated_spelling deprecated_spellings[] = {
+    {"replicas", "copies"},   {"replication", "copies"},  {"file", "snapshot"},
+    {"before", "nodes-before"}, {"after", "nodes-after"},
+};
+/// The release that drops the old spellings.
+inline constexpr std::string_view deprecated_until = "0.3.0";
+
+/// args with each old spelling of an option replaced by its name now, where the command takes
+/// the new name and not the old one (plan's --before is a file, diff's is now --nodes-before).
+/// storage holds rewritten arguments; notes receives one line per replacement.
+inline auto respell(std::span<const std::string_view> args, std::span<const option_spec> known,
+                    std::vector<std::string>& storage, std::vector<std::string>& notes)
+    -> std::vector<std::string_view> {
+    const auto knows = [&](std::string_view name) {
+        return std::any_of(known.begin(), known.end(), [&](const option_spec& k) { return k.name == name; });
+    };
+    std::vector<std::string_view> out;
+    storage.reserve(storage.size() + args.size());  // views into storage stay valid
+    for (const auto arg : args) {
+        std::string_view name;
+        if (arg.substr(0, 2) == "--") {
+            name = arg.substr(2);
+            name = name.substr(0, name.find('='));
+        }
+        const deprecated_spelling* hit = nullptr;
+        for (const auto& d : deprecated_spellings) {
+            hit = !name.empty() && d.old_name == name && !knows(d.old_name) && knows(d.new_name) ? &d : hit;
+        }
+        if (hit == nullptr) {
+            out.push_back(arg);
+            continue;
+        }
+        storage.push_back("--" + std::string(hit->new_name) + std::string(arg.substr(2 + name.size())));
+        out.emplace_back(storage.back());
+        notes.push_back("--" + std::string(hit->old_name) + " is deprecated and will be removed in " +
+                        std::string(deprecated_until) + "; use --" + std::string(hit->new_name));
+    }
+    return out;
+}
+
 /// The options of one command line: "--name value", "--name=value" or "--flag", each at most
 /// once, every name one of the known specs (several specs may share a name).
 class parsed_args {

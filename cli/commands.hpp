@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <fstream>
 #include <istream>
 #include <span>
 #include <sstream>
@@ -43,21 +44,23 @@ struct hash_command {
     static constexpr std::string_view name = "hash";
     static constexpr std::string_view help = "each line's hash under F";
     static constexpr strategy_use strategy_options = strategy_use::none;
-    static constexpr auto options() { return std::tuple{&function_option, &json_flag, &quiet_flag}; }
+    static constexpr auto options() { return std::tuple{&function_option, &input_keys_option, &json_flag, &quiet_flag}; }
+    static constexpr bool keys_replace_stdin = true;
     /// Streams as locate does.
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;
 };
 
 struct locate_command {
     static constexpr std::string_view name = "locate";
-    static constexpr std::string_view help = "each key's owner or, with --replicas, its copies";
+    static constexpr std::string_view help = "each key's owner or, with --copies, its copies";
     static constexpr strategy_use strategy_options = strategy_use::locate;
     static constexpr auto options() {
-        return std::tuple{&strategy_option,     &nodes_option, &prehashed_flag,     &replicas_option,
-                          &spread_option,       &shortfall_option, &json_flag,      &quiet_flag,
-                          &snapshot_option,     &write_set_flag,   &load_factor_option, &spread_reads_option,
-                          &salt_option};
+        return std::tuple{&strategy_option,     &nodes_option, &input_keys_option, &prehashed_flag,
+                          &copies_n_option,     &spread_option,    &shortfall_option,  &json_flag,
+                          &quiet_flag,          &snapshot_option,  &write_set_flag,    &load_factor_option,
+                          &spread_reads_option, &salt_option};
     }
+    static constexpr bool keys_replace_stdin = true;
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;
 };
 
@@ -66,7 +69,7 @@ struct diff_command {
     static constexpr std::string_view help = "what a membership change moves, against the least it must";
     static constexpr strategy_use strategy_options = strategy_use::build;
     static constexpr auto options() {
-        return std::tuple{&strategy_option, &before_option, &after_option, &key_file_option,
+        return std::tuple{&strategy_option, &nodes_before_option, &nodes_after_option, &key_file_option,
                           &prehashed_keys_flag, &json_flag, &quiet_flag};
     }
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;
@@ -268,14 +271,28 @@ inline auto is_help(std::string_view arg) -> bool {
 
 /// C's run with its parsed arguments: run_live with run()'s streams where C writes as it goes.
 template <class C>
-auto run_parsed(const parsed_args& a, std::istream& in, live_streams live) -> std::string {
+auto run_parsed(const parsed_args& a, std::istream& stdin_stream, live_streams live) -> std::string {
+    // --keys FILE instead of stdin, for a command that reads its keys from stdin.
+    std::ifstream key_file;
+    std::string source;
+    if constexpr (requires { C::keys_replace_stdin; }) {
+        if (const auto path = a.get(input_keys_option.spec)) {
+            key_file.open(*path, std::ios::binary);
+            if (!key_file) {
+                input_error("cannot read key file " + quote(*path) + ": " + os_error());
+            }
+            source = "key file " + quote(*path);
+            live.input = source;
+        }
+    }
+    std::istream& in = key_file.is_open() ? static_cast<std::istream&>(key_file) : stdin_stream;
     if constexpr (requires { &C::run_live; }) {
         if (live.out != nullptr && live.err != nullptr) {
             return C::run_live(a, in, live);
         }
         std::ostringstream out;
         std::ostringstream err;
-        const std::string tail = C::run_live(a, in, live_streams{&out, &err, live.stream});
+        const std::string tail = C::run_live(a, in, live_streams{&out, &err, live.stream, live.input});
         return out.str() + tail;
     } else {
         return C::run(a, in);
@@ -304,8 +321,16 @@ auto run_command(std::span<const std::string_view> args, std::istream& in, live_
     for_each_in(C::options(), [&](const auto& o) { known.push_back(o.spec); });
     const auto strategy = all_strategy_options(C::strategy_options);
     known.insert(known.end(), strategy.begin(), strategy.end());
+    std::vector<std::string> respelled;
+    std::vector<std::string> notes;
+    const auto current = respell(args, known, respelled, notes);
+    if (live.err != nullptr) {
+        for (const auto& n : notes) {
+            *live.err << "keyplace-cli: " << n << '\n';
+        }
+    }
     std::vector<std::string> storage;
-    const auto rest = with_positionals<C>(args, storage);
+    const auto rest = with_positionals<C>(current, storage);
     const parsed_args a(rest, known);
     if constexpr (requires { C::needs; }) {
         if constexpr (!is_built(C::needs)) {

@@ -13,7 +13,7 @@ auto hash_command::run_live(const parsed_args& a, std::istream& in, const live_s
         held_output held(io.stream.held_bytes);
         key_results results(held, json, "{\"function\":" + json_string(H::name) + ",\"digests\":[");
         progress shown(*io.err, progress_mode_of(a, io), "hash");
-        key_reader reader(in, io.stream.block_lines);
+        key_reader reader(in, io.stream.block_lines, std::string(io.input));
         while (reader.next()) {
             for (const auto k : reader.keys()) {
                 results.add(json ? json_string(H::digest(k)) : H::digest(k));

@@ -27,19 +27,19 @@ _keyplace_cli() {
     local options='' valued='' files='' positional=0
     case $command in
         'hash')
-            options='--function --json --quiet --help'
-            valued='--function'
-            files=''
+            options='--function --keys --json --quiet --help'
+            valued='--function --keys'
+            files='--keys'
             positional=0 ;;
         'locate')
-            options='--strategy --nodes --prehashed --replicas --spread --on-shortfall --json --quiet --snapshot --write-set --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --replication --probes --partitions --contract --capacity --help'
-            valued='--strategy --nodes --replicas --spread --on-shortfall --snapshot --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --replication --probes --partitions --contract --capacity'
-            files='--nodes --snapshot'
+            options='--strategy --nodes --keys --prehashed --copies --spread --on-shortfall --json --quiet --snapshot --write-set --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
+            valued='--strategy --nodes --keys --copies --spread --on-shortfall --snapshot --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity'
+            files='--nodes --keys --snapshot'
             positional=0 ;;
         'diff')
-            options='--strategy --before --after --keys --prehashed --json --quiet --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
-            valued='--strategy --before --after --keys --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity'
-            files='--before --after --keys'
+            options='--strategy --nodes-before --nodes-after --keys --prehashed --json --quiet --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
+            valued='--strategy --nodes-before --nodes-after --keys --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity'
+            files='--nodes-before --nodes-after --keys'
             positional=0 ;;
         'stats')
             options='--strategy --nodes --key-count --keys --prehashed --json --quiet --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
@@ -47,8 +47,8 @@ _keyplace_cli() {
             files='--nodes --keys'
             positional=0 ;;
         'allocate')
-            options='--strategy --nodes --add --tokens --replication --spread --seed --json --help'
-            valued='--strategy --nodes --add --tokens --replication --spread --seed'
+            options='--strategy --nodes --add --tokens --copies --spread --seed --json --help'
+            valued='--strategy --nodes --add --tokens --copies --spread --seed'
             files='--nodes'
             positional=0 ;;
         'redis create')
@@ -67,14 +67,14 @@ _keyplace_cli() {
             files='--nodes'
             positional=0 ;;
         'snapshot next')
-            options='--file --add --states --weights --reason --author --created-ms --override --drop-override --help'
-            valued='--file --add --states --weights --reason --author --created-ms --override --drop-override'
-            files='--file --add'
+            options='--snapshot --add --states --addresses --weights --reason --author --created-ms --override --drop-override --help'
+            valued='--snapshot --add --states --addresses --weights --reason --author --created-ms --override --drop-override'
+            files='--snapshot --add'
             positional=1 ;;
         'snapshot verify')
-            options='--file --json --help'
-            valued='--file'
-            files='--file'
+            options='--snapshot --json --help'
+            valued='--snapshot'
+            files='--snapshot'
             positional=1 ;;
         'snapshot diff')
             options='--before --after --max-ranges --json --help'
@@ -92,9 +92,9 @@ _keyplace_cli() {
             files='--before --after'
             positional=1 ;;
         'etcd publish')
-            options='--endpoints --cluster --file --cacert --cert --key --user --password-file --help'
-            valued='--endpoints --cluster --file --cacert --cert --key --user --password-file'
-            files='--file --cacert --cert --key --password-file'
+            options='--endpoints --cluster --snapshot --cacert --cert --key --user --password-file --help'
+            valued='--endpoints --cluster --snapshot --cacert --cert --key --user --password-file'
+            files='--snapshot --cacert --cert --key --password-file'
             positional=1 ;;
         'etcd current')
             options='--endpoints --cluster --json --cacert --cert --key --user --password-file --help'

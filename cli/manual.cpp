@@ -97,9 +97,9 @@ constexpr std::pair<std::string_view, std::string_view> examples[] = {
     {"Which of three caches owns a key, under a consistent-hash ring:",
      "printf 'user:42\\n' | keyplace-cli locate --strategy ring --nodes cache-a,cache-b,cache-c"},
     {"Three copies of each key in distinct zones, the nodes read from a file:",
-     "keyplace-cli locate --strategy ring --nodes @nodes.txt --replicas 3 --spread zone < keys.txt"},
+     "keyplace-cli locate --strategy ring --nodes @nodes.txt --copies 3 --spread zone --keys keys.txt"},
     {"How many keys adding a fourth node moves, against the least it must:",
-     "keyplace-cli diff --strategy maglev --before a,b,c --after a,b,c,d"},
+     "keyplace-cli diff --strategy maglev --nodes-before a,b,c --nodes-after a,b,c,d"},
     {"Each node's share of a million keys:", "keyplace-cli stats --strategy rendezvous --nodes a,b,c --key-count 1000000"},
     {"A snapshot of a cluster, its successor with a joining node, and the ranges that move:",
      "keyplace-cli snapshot create --strategy ring --nodes a,b,c --cluster cache > s1.json\n"
@@ -169,7 +169,8 @@ auto page() -> std::string {
         out += ".fi\n.RE\n.PP\n";
     }
     out += ".SH SEE ALSO\n"
-           "The keyplace README, sections \"keyplace\\-cli\" and \"Snapshots\".\n";
+           "doc/cli.md (the manual, with worked sessions) and doc/rollout.md (changing a fleet's\n"
+           "placement, step by step) in the keyplace sources.\n";
     return out;
 }
 

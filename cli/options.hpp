@@ -21,13 +21,15 @@ inline constexpr plain_option quiet_flag{{"quiet", "", "no progress on stderr (s
 inline constexpr plain_option nodes_option{{"nodes", "SPEC", "the members (SPEC below)", true}};
 inline constexpr plain_option prehashed_flag{
     {"prehashed", "", "each line is an unsigned decimal 64-bit point, used as is"}};
-inline constexpr number_option<std::size_t> replicas_option{
-    {"replicas", "N", "N copies per key on distinct nodes, comma-separated in order"}, std::nullopt, 1};
+inline constexpr number_option<std::size_t> copies_n_option{
+    {copies_name, "N", "N copies per key on distinct nodes (or LEVELs), comma-separated in order"}, std::nullopt, 1};
 inline constexpr plain_option spread_option{
-    {"spread", "LEVEL", "with --replicas: copies in distinct nodes, racks, zones or regions"},
+    {"spread", "LEVEL", "with --copies: copies in distinct nodes, racks, zones or regions"},
     keyplace::to_string(keyplace::replica_policy{}.spread)};
 inline constexpr plain_option shortfall_option{
-    {"on-shortfall", "RULE", "with --replicas, too few LEVELs: fail, or relax and mark the key ' degraded'"}, "fail"};
+    {"on-shortfall", "RULE", "with --copies, too few LEVELs: fail, or relax and mark the key ' degraded'"}, "fail"};
+inline constexpr plain_option input_keys_option{
+    {"keys", "FILE", "read the keys from FILE (one per line, as on stdin) instead of stdin"}};
 inline constexpr number_option<std::size_t> spread_reads_option{
     {"spread-reads", "K",
      "hot-key spreading: each read is served by one of the first K nodes of its key's order (1..64), "
@@ -37,8 +39,8 @@ inline constexpr number_option<std::size_t> spread_reads_option{
     keyplace::max_spread_width};
 inline constexpr number_option<std::uint64_t> salt_option{
     {"salt", "S", "with --spread-reads: every read's salt (default: its line's index, the first line 0)"}};
-inline constexpr plain_option before_option{{"before", "SPEC", "the members before the change", true}};
-inline constexpr plain_option after_option{{"after", "SPEC", "the members after it", true}};
+inline constexpr plain_option nodes_before_option{{"nodes-before", "SPEC", "the members before the change", true}};
+inline constexpr plain_option nodes_after_option{{"nodes-after", "SPEC", "the members after it", true}};
 inline constexpr plain_option key_file_option{
     {"keys", "FILE",
      "measure over these keys, one per line (default: over the hash space, exact where the "

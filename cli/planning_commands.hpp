@@ -158,8 +158,8 @@ inline constexpr plain_option add_option{
 inline constexpr number_option<std::size_t> token_count_option{
     {"tokens", "N", "tokens for the joining node"}, 16, 1, keyplace::max_allocated_tokens};
 inline constexpr plain_option allocate_replication_option{
-    {"replication", "RF|DC:RF,...",
-     "the replication to balance: cassandra's SimpleStrategy RF or NetworkTopologyStrategy's per datacenter; "
+    {copies_name, "RF|DC:RF,...",
+     "the copies to balance: cassandra's SimpleStrategy RF or NetworkTopologyStrategy's per datacenter; "
      "tokens: RF",
      true}};
 inline constexpr plain_option groups_option{
@@ -223,7 +223,7 @@ inline auto allocate(const parsed_args& a) -> std::string {
     }
     if (strategy == "tokens") {
         if (!replication.simple) {
-            usage_error("--replication for --strategy tokens is RF, a positive integer");
+            usage_error("--copies for --strategy tokens is RF, a positive integer");
         }
         keyplace::token_replication r;
         r.factor = *replication.simple;

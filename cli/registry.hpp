@@ -36,6 +36,12 @@
 
 namespace keyplace_cli {
 
+/// The one option name for how many copies a key has, in every command (--copies). A strategy
+/// with a replica rule of its own (cassandra) takes it in that rule's form; check_strategy_options
+/// leaves it to the command for the others.
+inline constexpr std::string_view copies_name = "copies";
+
+
 // ---- lists of entries -------------------------------------------------------------------
 
 /// A compile-time list of registry entries: types with static name and help.
@@ -276,14 +282,14 @@ constexpr auto row_options() {
     return out;
 }
 
-/// Where a command's copies options are: --replicas and --spread of the command itself (locate,
+/// Where a command's copies options are: --copies and --spread of the command itself (locate,
 /// whose copies a partition table holds), or elsewhere (snapshot create's --copies, which the
 /// caller applies).
 enum class copies_from { command, caller };
 
 /// The strategy row's parameters a command line gives: the options given, each implicit default
 /// at the value new descriptions state, and with copies_from::command the copies parameters from
-/// the command's --replicas and --spread, if given (the rest take the row's defaults).
+/// the command's --copies and --spread, if given (the rest take the row's defaults).
 template <class E>
 auto given_params(const parsed_args& a, copies_from copies = copies_from::command)
     -> std::map<std::string, keyplace::strategy_param, std::less<>> {
@@ -293,7 +299,9 @@ auto given_params(const parsed_args& a, copies_from copies = copies_from::comman
             if (p.implicit_default) {
                 params.emplace(std::string(p.name), p.number_stated);
             } else if (p.from_copies && copies == copies_from::command) {
-                if (const auto v = a.get(option_spec{p.name, "", ""})) {
+                // The row's replicas are the command's --copies; its spread is --spread.
+                const std::string_view given = p.name == "replicas" ? copies_name : p.name;
+                if (const auto v = a.get(option_spec{given, "", ""})) {
                     if (p.kind == keyplace::param_kind::name) {
                         params.emplace(std::string(p.name), std::string(*v));
                     } else {  // not a number: 0, which the library refuses naming the parameter
@@ -407,8 +415,8 @@ auto build_row(const parsed_args& a, const std::string& spec) -> binding_built<B
     }
 }
 
-/// --replication RF | DC:RF[,DC:RF...]: SimpleStrategy's factor, or NetworkTopologyStrategy's
-/// per datacenter.
+/// --copies RF | DC:RF[,DC:RF...]: SimpleStrategy's factor, or NetworkTopologyStrategy's per
+/// datacenter.
 struct replication_option {
     option_spec spec;
 
@@ -448,7 +456,8 @@ struct replication_option {
 };
 
 inline constexpr replication_option cassandra_replication{
-    {"replication", "RF|DC:RF,...", "SimpleStrategy's RF, or NetworkTopologyStrategy's per datacenter"}};
+    {copies_name, "RF|DC:RF,...",
+     "Cassandra's replication: SimpleStrategy's RF, or NetworkTopologyStrategy's per datacenter"}};
 
 /// diff's after state for a strategy whose state is its history (anchor, memento): the before
 /// value without the ids the after list drops (in before's order), then with the ids it adds
@@ -512,7 +521,7 @@ struct cli_traits<bind::cassandra_binding> {
         "ID=TOKEN[;TOKEN...][@DC[/RACK]] (DC/RACK by default datacenter1/rack1); --prehashed: signed tokens";
     static constexpr bool signed_points = true;
     static constexpr auto replica_options() { return std::tuple{&cassandra_replication}; }
-    /// The replicas --replication lists, or nothing without it. Cassandra takes an RF above the
+    /// The replicas --copies lists (Cassandra's replication), or nothing without it. Cassandra takes an RF above the
     /// node count: a key then has every node once.
     static auto replicas(const keyplace::compat::cassandra_ring& ring, const parsed_args& a)
         -> std::optional<replica_rule> {
@@ -683,7 +692,7 @@ inline constexpr bool ordered_built = keyplace::ordered_placement_strategy<T>;
 template <class... S>
 inline constexpr bool ordered_built<std::variant<S...>> = (keyplace::ordered_placement_strategy<S> && ...);
 
-/// Whether every strategy E builds has a preference order (and so takes --replicas).
+/// Whether every strategy E builds has a preference order (and so takes --copies).
 template <class E>
 inline constexpr bool has_order = ordered_built<built_t<E>>;
 
@@ -705,7 +714,7 @@ inline constexpr choice_option<strategies> strategy_option{{"strategy", "S", "th
 template <class E>
 void check_strategy_options(const parsed_args& a, strategy_use use) {
     for (const auto given : a.names()) {
-        if (takes_option<E>(given, use)) {
+        if (takes_option<E>(given, use) || given == copies_name) {
             continue;
         }
         std::vector<std::string_view> takers;

@@ -37,7 +37,7 @@ inline constexpr plain_option reason_option{{"reason", "TEXT", "why (metadata, n
 inline constexpr plain_option author_option{{"author", "TEXT", "who (metadata, never hashed)"}};
 inline constexpr number_option<std::uint64_t> created_option{
     {"created-ms", "T", "when, in ms since the epoch (metadata, never hashed)"}};
-inline constexpr plain_option file_option{{"file", "FILE", "a snapshot document (also the first argument)", true}};
+inline constexpr plain_option file_option{{"snapshot", "FILE", "a snapshot document (also the first argument)", true}};
 inline constexpr plain_option before_file_option{
     {"before", "FILE", "the snapshot before (also the first argument)", true}};
 inline constexpr plain_option after_file_option{
@@ -86,7 +86,8 @@ struct snapshot_next_command {
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() {
-        return std::tuple{&file_option, &add_nodes_option, &states_option, &new_weights_option, &reason_option,
+        return std::tuple{&file_option,   &add_nodes_option, &states_option,  &addresses_option,
+                          &new_weights_option, &reason_option,
                           &author_option, &created_option, &override_option, &drop_override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;

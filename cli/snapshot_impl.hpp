@@ -150,6 +150,21 @@ inline void apply_overrides(const parsed_args& a, std::vector<keyplace::key_over
     }
 }
 
+/// --addresses ID=ADDRESS,...: where to connect to each node named (never hashed); every ID must
+/// be one of nodes (named in messages as `where`).
+inline void apply_addresses(const parsed_args& a, std::vector<keyplace::snapshot_node>& nodes, std::string_view where) {
+    auto addresses = id_values(a, addresses_option.spec);
+    for (auto& n : nodes) {
+        if (const auto ad = addresses.find(n.id); ad != addresses.end()) {
+            n.address = ad->second;
+            addresses.erase(ad);
+        }
+    }
+    if (!addresses.empty()) {
+        usage_error("--addresses names " + quote(addresses.begin()->first) + ", which is not in " + std::string(where));
+    }
+}
+
 template <class E>
 auto snapshot_create(const parsed_args& a) -> std::string {
     keyplace::snapshot_description d;
@@ -161,16 +176,7 @@ auto snapshot_create(const parsed_args& a) -> std::string {
     d.strategy.params = given_params<E>(a, copies_from::caller);  // --copies, below
     d.nodes = snapshot_nodes<E>(a.value(nodes_option.spec));
     apply_states(a, d.nodes, "--nodes");
-    auto addresses = id_values(a, addresses_option.spec);
-    for (auto& n : d.nodes) {
-        if (const auto ad = addresses.find(n.id); ad != addresses.end()) {
-            n.address = ad->second;
-            addresses.erase(ad);
-        }
-    }
-    if (!addresses.empty()) {
-        usage_error("--addresses names " + quote(addresses.begin()->first) + ", which is not in --nodes");
-    }
+    apply_addresses(a, d.nodes, "--nodes");
     if (const auto copies = copies_option.find(a)) {
         const auto spread = a.get(copies_spread_option.spec).value_or(std::string(copies_spread_option.fallback));
         const auto level = keyplace::parse_failure_domain(spread);
@@ -225,6 +231,7 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
         }
     }
     apply_states(a, d.nodes, "the snapshot or --add");
+    apply_addresses(a, d.nodes, "the snapshot or --add");
     apply_overrides(a, d.overrides);
     return built_document(a, d, before.get());
 }
@@ -287,7 +294,7 @@ inline auto snapshot_diff(const parsed_args& a) -> std::string {
 
 /// Streams as locate does.
 inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
-    for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &replicas_option.spec,
+    for (const auto* o : {&strategy_option.spec, &nodes_option.spec, &prehashed_flag.spec, &copies_n_option.spec,
                           &spread_option.spec, &shortfall_option.spec, &load_factor_option.spec,
                           &spread_reads_option.spec, &salt_option.spec}) {
         if (a.has(*o)) {
@@ -301,7 +308,7 @@ inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_s
     key_results results(held, json, write_set ? "{\"write_sets\":[" : "{\"owners\":[");
     progress shown(*io.err, progress_mode_of(a, io), "locate");
     std::vector<std::uint32_t> ws(2 * (s->current().width() + s->pending().width()));
-    key_reader reader(in, io.stream.block_lines);
+    key_reader reader(in, io.stream.block_lines, std::string(io.input));
     while (reader.next()) {
         for (const auto key : reader.keys()) {
             if (!write_set) {

@@ -82,12 +82,21 @@ auto input_points(const Keys& keys, bool prehashed, std::string_view source = "s
     return points;
 }
 
-/// The replica policy of --replicas, --spread and --on-shortfall, if --replicas was given.
-inline auto replica_policy_of(const parsed_args& a) -> std::optional<keyplace::replica_policy> {
-    const auto count = replicas_option.find(a);
+/// The replica policy of --copies, --spread and --on-shortfall, if --copies was given. own_rule:
+/// the strategy reads --copies as a replica rule of its own (cassandra), and --spread and
+/// --on-shortfall do not apply.
+inline auto replica_policy_of(const parsed_args& a, bool own_rule = false) -> std::optional<keyplace::replica_policy> {
+    if (own_rule) {
+        if (a.has(spread_option.spec) || a.has(shortfall_option.spec)) {
+            usage_error("--spread and --on-shortfall do not apply to a strategy whose --copies is its own "
+                        "replication (Cassandra's)");
+        }
+        return std::nullopt;
+    }
+    const auto count = copies_n_option.find(a);
     if (!count) {
         if (a.has(spread_option.spec) || a.has(shortfall_option.spec)) {
-            usage_error("--spread and --on-shortfall need --replicas");
+            usage_error("--spread and --on-shortfall need --copies");
         }
         return std::nullopt;
     }
@@ -200,7 +209,7 @@ auto spread_reads_of(const parsed_args& a, bool replicas, bool bounded) -> std::
                     std::string(E::name));
     }
     if (replicas) {
-        usage_error("--spread-reads and --replicas exclude each other (writes go to --replicas K)");
+        usage_error("--spread-reads and --copies exclude each other (writes go to --copies K)");
     }
     if (bounded) {
         usage_error("--spread-reads and --load-factor exclude each other");
@@ -212,19 +221,10 @@ auto spread_reads_of(const parsed_args& a, bool replicas, bool bounded) -> std::
 /// written to out once every line was valid.
 template <class E>
 auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string {
-    const auto policy = replica_policy_of(a);
-    if (policy) {
-        if (!has_order<E>) {
-            usage_error("--replicas needs a strategy with a preference order (" +
-                        join(ordered_strategy_names(), ", ", ", ") + ")");
-        }
-        if constexpr (requires { E::replica_options(); }) {
-            for_each_in(E::replica_options(), [&](const auto& o) {
-                if (a.has(o.spec)) {
-                    usage_error("--replicas and --" + std::string(o.spec.name) + " exclude each other");
-                }
-            });
-        }
+    const auto policy = replica_policy_of(a, requires { E::replica_options(); });
+    if (policy && !has_order<E>) {
+        usage_error("--copies needs a strategy with a preference order (" + join(ordered_strategy_names(), ", ", ", ") +
+                    ")");
     }
     std::optional<bounded_request> bounded;
     if (const auto c = a.get(load_factor_option.spec)) {
@@ -238,7 +238,7 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
                         std::string(E::name));
         }
         if (policy) {
-            usage_error("--load-factor and --replicas exclude each other");
+            usage_error("--load-factor and --copies exclude each other");
         }
         bounded = parse_bounded(*c);
     }
@@ -254,9 +254,9 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
             if (bounded) {
                 // Every request is held to the end: read them all, then assign the batch.
                 std::vector<std::uint64_t> all;
-                key_reader reader(in, io.stream.block_lines);
+                key_reader reader(in, io.stream.block_lines, std::string(io.input));
                 while (reader.next()) {
-                    const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
+                    const auto points = input_points<E, S>(reader.keys(), prehashed, io.input, reader.first_line());
                     all.insert(all.end(), points.begin(), points.end());
                 }
                 held_output held(io.stream.held_bytes);
@@ -288,10 +288,10 @@ auto locate(const parsed_args& a, std::istream& in, const live_streams& io) -> s
         held_output held(io.stream.held_bytes);
         key_results results(held, json, rule ? "{\"replicas\":[" : spread ? "{\"servers\":[" : "{\"owners\":[");
         progress shown(*io.err, progress_mode_of(a, io), "locate");
-        key_reader reader(in, io.stream.block_lines);
+        key_reader reader(in, io.stream.block_lines, std::string(io.input));
         std::uint64_t line_index = 0;  // --spread-reads' default salt
         while (reader.next()) {
-            const auto points = input_points<E, S>(reader.keys(), prehashed, "stdin", reader.first_line());
+            const auto points = input_points<E, S>(reader.keys(), prehashed, io.input, reader.first_line());
             if (rule) {
                 for (const auto& line : place_replicas(s, reader.keys(), points, prehashed, *rule)) {
                     results.add(render_replica_line(line, json));
@@ -392,12 +392,12 @@ struct key_file {
 template <class E>
 auto diff(const parsed_args& a, const live_streams& io) -> std::string {
     key_file keys(a);
-    const std::string before_spec = a.value(before_option.spec);
-    const std::string after_spec = a.value(after_option.spec);
+    const std::string before_spec = a.value(nodes_before_option.spec);
+    const std::string after_spec = a.value(nodes_after_option.spec);
     progress shown(*io.err, progress_mode_of(a, io), "diff");
-    shown.step("building --before");
+    shown.step("building --nodes-before");
     const auto before_built = from_specs({before_spec}, [&] { return E::build(a, before_spec); });
-    shown.step("building --after");
+    shown.step("building --nodes-after");
     // A strategy whose state is its history (a partition table) derives the after state.
     const auto after_built = from_specs({before_spec, after_spec}, [&] {
         if constexpr (requires { E::derive(before_built, a, std::string()); }) {

@@ -38,6 +38,7 @@ struct live_streams {
     std::ostream* out = nullptr;
     std::ostream* err = nullptr;
     stream_options stream{};
+    std::string_view input = "stdin";  ///< where the keys come from, for messages ("key file 'k.txt'")
 };
 
 // ---- input -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// Tests of keyplace-cli (examples/cli), run in-process on string streams. Expected owners
+// Tests of keyplace-cli (cli/), run in-process on string streams. Expected owners
 // come from the independent golden file (case "hand": nodes c, a, b at 4 vnodes).
 #include "keyplace_catch.hpp"
 
@@ -158,7 +158,7 @@ TEST_CASE("cli: replicas spread over zones, degraded when relaxed", "[cli]") {
     }
     const auto path = temp_file("keyplace_cli_zones.txt", spec);
     const std::string keys = "user:1\nuser:2\nuser:3\nuser:4\n";
-    const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path, "--replicas", "3", "--spread", "zone"}, keys);
+    const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path, "--copies", "3", "--spread", "zone"}, keys);
     REQUIRE(r.status == 0);
     std::istringstream lines(r.out);
     std::size_t count = 0;
@@ -173,12 +173,12 @@ TEST_CASE("cli: replicas spread over zones, degraded when relaxed", "[cli]") {
     const auto owners = run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path}, keys);
     CHECK(owners.out.substr(0, 6) == r.out.substr(0, 6));
     // Four copies over three zones: relax marks every line degraded; fail refuses.
-    const auto relaxed = run_cli({"locate", "--strategy", "maglev", "--nodes", "@" + path, "--replicas", "4",
+    const auto relaxed = run_cli({"locate", "--strategy", "maglev", "--nodes", "@" + path, "--copies", "4",
                                   "--spread", "zone", "--on-shortfall", "relax"}, keys);
     REQUIRE(relaxed.status == 0);
     CHECK(std::count(relaxed.out.begin(), relaxed.out.end(), '\n') == 4);
     CHECK(relaxed.out.find(" degraded\n") != std::string::npos);
-    expect_failure(run_cli({"locate", "--strategy", "rendezvous", "--nodes", "@" + path, "--replicas", "4", "--spread",
+    expect_failure(run_cli({"locate", "--strategy", "rendezvous", "--nodes", "@" + path, "--copies", "4", "--spread",
                             "zone"}, keys),
                    1, "spreading 4 copies over zones needs 4 zones; there are 3 ('zone-0', 'zone-1', 'zone-2')");
     std::filesystem::remove(path);
@@ -190,7 +190,7 @@ TEST_CASE("cli: diff reports movement against the minimum", "[cli]") {
         ten += (i == 0 ? "" : ",") + std::string("node-") + std::to_string(i);
     }
     const std::string eleven = ten + ",node-10";
-    const auto ring = run_cli({"diff", "--strategy", "ring", "--before", ten, "--after", eleven, "--json"});
+    const auto ring = run_cli({"diff", "--strategy", "ring", "--nodes-before", ten, "--nodes-after", eleven, "--json"});
     REQUIRE(ring.status == 0);
     // The exact figures come from analysis.hpp (tested against theory in analysis_test.cpp):
     // here, that the report carries them: no violations, moved equal to the minimum.
@@ -200,20 +200,20 @@ TEST_CASE("cli: diff reports movement against the minimum", "[cli]") {
     CHECK_THAT(ring.out, Catch::Matchers::Contains("\"moved\":" + keyplace_cli::json_number(r.moved) + ","));
     CHECK_THAT(ring.out, Catch::Matchers::Contains("\"minimum\":" + keyplace_cli::json_number(r.minimum) + ","));
     CHECK(std::abs(r.moved - r.minimum) < 1e-12);
-    const auto text = run_cli({"diff", "--strategy", "ring", "--before", ten, "--after", eleven});
+    const auto text = run_cli({"diff", "--strategy", "ring", "--nodes-before", ten, "--nodes-after", eleven});
     CHECK_THAT(text.out, Catch::Matchers::Contains("moved/minimum  1.000"));
     CHECK_THAT(text.out, Catch::Matchers::Contains("violations     0.0000%"));
     // Modulo: about 10/11 moved, most of it between nodes present before and after.
-    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--before", ten, "--after", eleven});
+    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--nodes-before", ten, "--nodes-after", eleven});
     CHECK_THAT(modulo.out, Catch::Matchers::Contains("moved          90."));
     CHECK_THAT(modulo.out, Catch::Matchers::Contains("violations     81."));
     // Identical memberships: nothing moves, and no division by zero.
-    const auto same = run_cli({"diff", "--strategy", "maglev", "--before", ten, "--after", ten, "--json"});
+    const auto same = run_cli({"diff", "--strategy", "maglev", "--nodes-before", ten, "--nodes-after", ten, "--json"});
     CHECK_THAT(same.out, Catch::Matchers::Contains("\"moved\":0,\"minimum\":0,"));
     CHECK(same.out.find("nan") == std::string::npos);
     // With a key file.
     const auto keys = temp_file("keyplace_cli_keys.txt", "a\nb\nc\nd\n");
-    const auto keyed = run_cli({"diff", "--strategy", "rendezvous", "--before", "x,y", "--after", "x,y", "--keys", keys, "--json"});
+    const auto keyed = run_cli({"diff", "--strategy", "rendezvous", "--nodes-before", "x,y", "--nodes-after", "x,y", "--keys", keys, "--json"});
     CHECK_THAT(keyed.out, Catch::Matchers::Contains("\"keys\":4,"));
     std::filesystem::remove(keys);
 }
@@ -235,16 +235,16 @@ TEST_CASE("cli: stats reports shares and load", "[cli]") {
 }
 
 TEST_CASE("cli: diff and stats reject bad input with one line", "[cli][errors]") {
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a"}), 2, "missing required option --after");
-    expect_failure(run_cli({"diff", "--strategy", "chord", "--before", "a", "--after", "b"}), 2, "unknown strategy 'chord'");
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a"}), 2, "missing required option --nodes-after");
+    expect_failure(run_cli({"diff", "--strategy", "chord", "--nodes-before", "a", "--nodes-after", "b"}), 2, "unknown strategy 'chord'");
     const auto empty = temp_file("keyplace_cli_empty_keys.txt", "");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", empty}), 1,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--keys", empty}), 1,
                    "has no keys");
     std::filesystem::remove(empty);
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", "/nonexistent/k"}), 1,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--keys", "/nonexistent/k"}), 1,
                    "cannot read key file");
     const auto bad = temp_file("keyplace_cli_bad_after.txt", "a\nb=oops\n");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + bad}), 1,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "@" + bad}), 1,
                    bad + "':2: weight 'oops'");
     std::filesystem::remove(bad);
     expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--key-count", "0"}), 2,
@@ -323,18 +323,18 @@ TEST_CASE("cli: bad arguments fail with exit 2 and one line", "[cli][errors]") {
                    "table size 2 is smaller than the 3 nodes");
     expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b=2"}, "k\n"), 2,
                    "jump places every node with weight 1");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--copies", "3"}), 2,
-                   "unknown option '--copies'");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "0"}), 2,
-                   "--replicas '0' is not a positive integer");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--spread", "planet"}),
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--count", "3"}), 2,
+                   "unknown option '--count'");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--copies", "0"}), 2,
+                   "--copies '0' is not a positive integer");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--copies", "2", "--spread", "planet"}),
                    2, "--spread 'planet' is not a level");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--on-shortfall", "maybe"}),
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--copies", "2", "--on-shortfall", "maybe"}),
                    2, "--on-shortfall 'maybe' is not fail or relax");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread", "zone"}), 2,
-                   "--spread and --on-shortfall need --replicas");
-    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--replicas", "2"}, "k\n"), 2,
-                   "--replicas needs a strategy with a preference order");
+                   "--spread and --on-shortfall need --copies");
+    expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--copies", "2"}, "k\n"), 2,
+                   "--copies needs a strategy with a preference order");
     const auto help = run_cli({"--help"});
     CHECK(help.status == 0);
     CHECK_THAT(help.out, Catch::Matchers::Contains("usage:"));
@@ -346,12 +346,12 @@ TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopo
           "high\n");
     // The ring of the hand-worked NetworkTopologyStrategy case in cassandra_test.cpp.
     const std::string ring = "n1=0;30@dc1/r1,n2=10@dc1/r1,n3=20@dc1/r2,n4=5@dc2/r1,n5=15@dc2/r1";
-    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "dc1:3,dc2:2"},
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--copies", "dc1:3,dc2:2"},
                   "-1\n12\n")
               .out == "n1,n4,n2,n5,n3\nn5,n3,n1,n4,n2\n");
-    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "3"}, "-1\n").out ==
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--copies", "3"}, "-1\n").out ==
           "n1,n4,n2\n");
-    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--replication", "2", "--json"},
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", ring, "--prehashed", "--copies", "2", "--json"},
                   "-1\n")
               .out == "{\"replicas\":[[\"n1\",\"n4\"]]}\n");
     const auto file = temp_file("keyplace_cli_cassandra.txt", "# tokens\nlow=-4000000000000000000@dc1/r1\nhigh=0@dc1\n");
@@ -362,14 +362,15 @@ TEST_CASE("cli: cassandra rings from tokens, with SimpleStrategy and NetworkTopo
                    "location 'dc/r/x' of node 'a' has more than DC/RACK");
     expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1,b=1"}, "k\n"), 2,
                    "token 1 is owned by both 'a' and 'b'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc9:2"}, "k\n"), 2,
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--copies", "dc9:2"}, "k\n"), 2,
                    "datacenter 'dc9'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "0"}, "k\n"), 2,
-                   "--replication '0'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--replication", "dc1:x"}, "k\n"), 2,
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--copies", "0"}, "k\n"), 2,
+                   "--copies '0'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--copies", "dc1:x"}, "k\n"), 2,
                    "entry 'dc1:x' is not DC:RF");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--replication", "2"}, "k\n"), 2,
-                   "--replication applies only to --strategy cassandra");
+    // One --copies: cassandra reads it as Cassandra's replication, the others as a count only.
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--copies", "dc1:2"}, "k\n"), 2,
+                   "--copies 'dc1:2' is not a positive integer");
     expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=1", "--prehashed"}, "1.5\n"), 1,
                    "'1.5' is not a signed decimal 64-bit token");
 }
@@ -424,7 +425,7 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
                              "n2=-3000000000000000000;6000000000000000000@dc1/r2,"
                              "n3=0;9000000000000000000@dc1/r3";
     const auto r = run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1", "--tokens",
-                            "4", "--replication", "dc1:3"});
+                            "4", "--copies", "dc1:3"});
     REQUIRE(r.status == 0);
     CHECK(r.out.rfind("n4=", 0) == 0);
     CHECK_THAT(r.out, Catch::Matchers::EndsWith("@dc1/r1\n"));
@@ -434,18 +435,18 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
     CHECK(run_cli({"locate", "--strategy", "cassandra", "--nodes", grown}, "k\n").status == 0);
     // Same inputs, same tokens; --json gives them with Cassandra's initial_token line.
     CHECK(run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1", "--tokens", "4",
-                   "--replication", "dc1:3"})
+                   "--copies", "dc1:3"})
               .out == r.out);
     const auto json = run_cli({"allocate", "--strategy", "cassandra", "--nodes", ring, "--add", "n4@dc1/r1",
-                               "--tokens", "4", "--replication", "dc1:3", "--json"});
+                               "--tokens", "4", "--copies", "dc1:3", "--json"});
     CHECK_THAT(json.out, Catch::Matchers::Contains("\"initial_token\":\""));
     // Two racks for RF 3: Cassandra refuses, and so do we.
     expect_failure(run_cli({"allocate", "--strategy", "cassandra", "--nodes", "n1=0@dc1/r1,n2=100@dc1/r2", "--add",
-                            "n3@dc1/r1", "--replication", "dc1:3"}),
+                            "n3@dc1/r1", "--copies", "dc1:3"}),
                    2, "racks");
     // The native ring of chosen tokens, RF 2 over racks.
     const auto t = run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1000;9000000000000000000@eu/z/r1,b=5000000000000000000@eu/z/r2",
-                            "--add", "c@eu/z/r3", "--tokens", "3", "--replication", "2", "--spread", "rack"});
+                            "--add", "c@eu/z/r3", "--tokens", "3", "--copies", "2", "--spread", "rack"});
     REQUIRE(t.status == 0);
     CHECK(t.out.rfind("c=", 0) == 0);
     CHECK(std::count(t.out.begin(), t.out.end(), ';') == 2);
@@ -453,13 +454,13 @@ TEST_CASE("cli: allocate proposes tokens that the ring then uses", "[cli][alloca
                    "a=1000;9000000000000000000@eu/z/r1,b=5000000000000000000@eu/z/r2," + t.out.substr(0, t.out.size() - 1)},
                   "k\n")
               .status == 0);
-    expect_failure(run_cli({"allocate", "--strategy", "ring", "--nodes", "a", "--add", "b", "--replication", "1"}), 2,
+    expect_failure(run_cli({"allocate", "--strategy", "ring", "--nodes", "a", "--add", "b", "--copies", "1"}), 2,
                    "allocate --strategy 'ring' is not cassandra or tokens");
-    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "dc1:2"}),
-                   2, "--replication for --strategy tokens is RF");
-    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a", "--replication", "1"}), 2,
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--copies", "dc1:2"}),
+                   2, "--copies for --strategy tokens is RF");
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a", "--copies", "1"}), 2,
                    "'a'");
-    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--replication", "1",
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "b", "--copies", "1",
                             "--tokens", "0"}),
                    2, "--tokens");
     expect_failure(run_cli({"locate", "--strategy", "tokens", "--nodes", "a=x"}, "k\n"), 2,
@@ -484,22 +485,22 @@ TEST_CASE("cli: allocate starts a tokens ring from nothing, as the library does"
     const auto first = entry(a, ring[0].tokens);
     const auto second = entry(b, keyplace::allocate_tokens(ring, b, 4, rf2, 42));
     const auto r = run_cli({"allocate", "--strategy", "tokens", "--nodes", "", "--add", "a@eu/z/r1", "--tokens", "4",
-                            "--replication", "2", "--spread", "rack", "--seed", "42"});
+                            "--copies", "2", "--spread", "rack", "--seed", "42"});
     CHECK(r.err.empty());
     CHECK(r.status == 0);
     CHECK(r.out == first + "\n");
     // A node file that lists no node yet is the same empty ring.
     const auto empty = temp_file("keyplace_cli_allocate_empty.txt", "# no node yet\n\n");
     CHECK(run_cli({"allocate", "--strategy", "tokens", "--nodes", "@" + empty, "--add", "a@eu/z/r1", "--tokens", "4",
-                   "--replication", "2", "--spread", "rack", "--seed", "42"})
+                   "--copies", "2", "--spread", "rack", "--seed", "42"})
               .out == first + "\n");
     // The entry printed is the ring the next node joins.
     CHECK(run_cli({"allocate", "--strategy", "tokens", "--nodes", first, "--add", "b@eu/z/r2", "--tokens", "4",
-                   "--replication", "2", "--spread", "rack", "--seed", "42"})
+                   "--copies", "2", "--spread", "rack", "--seed", "42"})
               .out == second + "\n");
     // A Cassandra ring is built from at least one node (the library's cassandra_ring): refused by name.
     expect_failure(run_cli({"allocate", "--strategy", "cassandra", "--nodes", "", "--add", "n1@dc1/r1",
-                            "--replication", "dc1:1"}),
+                            "--copies", "dc1:1"}),
                    2, "--strategy cassandra needs at least one node");
 }
 
@@ -511,7 +512,7 @@ TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][
     REQUIRE(owners.status == 0);
     CHECK(std::count(owners.out.begin(), owners.out.end(), '\n') == 4);
     const auto copies = run_cli({"locate", "--strategy", "partitions", "--partitions", "64", "--nodes",
-                                 "a@x/z1/r1,b@x/z1/r2,c@x/z2/r3,d@x/z2/r4", "--replicas", "2", "--spread", "zone"},
+                                 "a@x/z1/r1,b@x/z1/r2,c@x/z2/r3,d@x/z2/r4", "--copies", "2", "--spread", "zone"},
                                 "k1\nk2\nk3\n");
     REQUIRE(copies.status == 0);
     std::istringstream lines(copies.out);
@@ -527,13 +528,13 @@ TEST_CASE("cli: partitions place by table, with replicas per partition", "[cli][
                    "12");
     // diff derives the after table from the before one (the table is state): a fourth node takes
     // its quota of 256 / 4 = 64 partitions, a quarter of the keys, and nothing else moves.
-    const auto moved = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--before", "a,b,c",
-                                "--after", "a,b,c,d", "--json"});
+    const auto moved = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--nodes-before", "a,b,c",
+                                "--nodes-after", "a,b,c,d", "--json"});
     CHECK_THAT(moved.out, Catch::Matchers::Contains("\"moved\":0.25,\"minimum\":0.25,"));
     CHECK_THAT(moved.out, Catch::Matchers::Contains("\"violations\":0,"));
     // A leave, a join and a weight change at once: one claim, still exactly the minimum.
-    const auto mixed = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--before", "a,b,c,d",
-                                "--after", "a,c,d,e=2"});
+    const auto mixed = run_cli({"diff", "--strategy", "partitions", "--partitions", "256", "--nodes-before", "a,b,c,d",
+                                "--nodes-after", "a,c,d,e=2"});
     CHECK_THAT(mixed.out, Catch::Matchers::Contains("moved/minimum  1.000\n"));
 }
 
@@ -617,7 +618,7 @@ TEST_CASE("cli: ketama dialects place keys as libmemcached and libketama do", "[
 
 TEST_CASE("cli: points and factors beyond a mode's range are refused or capped", "[cli][errors]") {
     // Cassandra allows an RF above the node count: every node once, no giant buffer.
-    CHECK(run_cli({"locate", "--strategy", "cassandra", "--prehashed", "--nodes", "a=0,b=10", "--replication", "4000000000"},
+    CHECK(run_cli({"locate", "--strategy", "cassandra", "--prehashed", "--nodes", "a=0,b=10", "--copies", "4000000000"},
                   "-1\n")
               .out == "a,b\n");
     // A pre-hashed point the strategy would truncate is an input error naming the line.
@@ -796,9 +797,10 @@ TEST_CASE("cli: COMMAND --help prints the command's options and every entry, to 
     }
     CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("--vnodes V"));
     CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("(default 160)"));
-    // --replication is a locate option of cassandra only.
-    CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("--replication"));
-    CHECK_THAT(run_cli({"stats", "--help"}).out, !Catch::Matchers::Contains("--replication"));
+    // --copies is a locate option, in cassandra's replication form under cassandra.
+    CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("--copies N"));
+    CHECK_THAT(run_cli({"locate", "--help"}).out, Catch::Matchers::Contains("--copies RF|DC:RF,..."));
+    CHECK_THAT(run_cli({"stats", "--help"}).out, !Catch::Matchers::Contains("--copies"));
     // The overall usage names every command, strategy and hash function.
     const auto usage = run_cli({"--help"});
     CHECK(usage.status == 0);
@@ -822,7 +824,8 @@ TEST_CASE("cli: an option a strategy does not take is a usage error naming both"
         const char* command = use == strategy_use::locate ? "locate" : "stats";
         for (const auto& e : strategy_facts()) {
             for (const auto& o : keyplace_cli::all_strategy_options(use)) {
-                if (e.takes(o.name, use)) {
+                // --copies is every ordered strategy's (cassandra takes it in its own form).
+                if (e.takes(o.name, use) || o.name == keyplace_cli::copies_name) {
                     continue;
                 }
                 const std::string option = "--" + std::string(o.name);
@@ -834,12 +837,13 @@ TEST_CASE("cli: an option a strategy does not take is a usage error naming both"
             }
         }
     }
-    // Replica options exist in locate only; --replicas and --replication exclude each other.
-    expect_failure(run_cli({"stats", "--strategy", "cassandra", "--nodes", "a=0", "--replication", "1"}), 2,
-                   "unknown option '--replication'");
-    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=0", "--replication", "1", "--replicas", "1"},
+    // Replica options exist in locate only; cassandra's --copies is its replication, which no
+    // --spread or --on-shortfall shapes.
+    expect_failure(run_cli({"stats", "--strategy", "cassandra", "--nodes", "a=0", "--copies", "1"}), 2,
+                   "unknown option '--copies'");
+    expect_failure(run_cli({"locate", "--strategy", "cassandra", "--nodes", "a=0", "--copies", "1", "--spread", "zone"},
                            "k\n"),
-                   2, "--replicas and --replication exclude each other");
+                   2, "--spread and --on-shortfall do not apply to a strategy whose --copies is its own replication");
 }
 
 TEST_CASE("cli: every registry entry is reachable, and each option's default is its default", "[cli]") {
@@ -861,11 +865,11 @@ TEST_CASE("cli: every registry entry is reachable, and each option's default is 
         const auto stats = run_cli({"stats", "--strategy", e.name, "--nodes", spec, "--key-count", "300"});
         CHECK(stats.status == 0);
         CHECK(stats.out.rfind("strategy " + e.name + ": 3 nodes", 0) == 0);
-        const auto diff = run_cli({"diff", "--strategy", e.name, "--before", spec, "--after", spec, "--json"});
+        const auto diff = run_cli({"diff", "--strategy", e.name, "--nodes-before", spec, "--nodes-after", spec, "--json"});
         CHECK(diff.status == 0);
         CHECK_THAT(diff.out, Catch::Matchers::Contains("\"moved\":0,"));
         if (e.ordered) {
-            const auto copies = run_cli({"locate", "--strategy", e.name, "--nodes", spec, "--replicas", "2"}, keys);
+            const auto copies = run_cli({"locate", "--strategy", e.name, "--nodes", spec, "--copies", "2"}, keys);
             CHECK(copies.status == 0);
             CHECK(std::count(copies.out.begin(), copies.out.end(), ',') == 4);
         }
@@ -1084,7 +1088,7 @@ TEST_CASE("cli: snapshot create --on-shortfall relax builds the best-effort part
     const auto by_snapshot =
         run_cli({"locate", "--snapshot", temp_file("kp_cli_relax.json", relaxed.out), "--write-set"}, keys);
     const auto by_locate = run_cli({"locate", "--strategy", "partitions", "--partitions", "16", "--nodes",
-                                    "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--replicas", "3", "--spread", "zone",
+                                    "a@x/z1,b@x/z1,c@x/z2,d@x/z2", "--copies", "3", "--spread", "zone",
                                     "--on-shortfall", "relax"},
                                    keys);
     REQUIRE(by_snapshot.status == 0);
@@ -1128,7 +1132,7 @@ TEST_CASE("cli: snapshot create writes a document that verify reads back with th
     CHECK(v.out == "ok: cluster eu, epoch 5 (parent 4), strategy ring\nnodes        4 (3 active, 1 joining), in "
                    "transition\nfingerprint  " +
                        s.fingerprint().hex() + "\nprobe        " + s.probe_digest().hex() + "\n");
-    const auto vj = run_cli({"snapshot", "verify", "--json", "--file", path});
+    const auto vj = run_cli({"snapshot", "verify", "--json", "--snapshot", path});
     CHECK_THAT(vj.out, Catch::Matchers::Contains("\"in_transition\":true"));
     // --write-set: the owner now, then the owner after d joins when it differs.
     std::string keys;
@@ -1419,9 +1423,9 @@ TEST_CASE("cli: huge key counts are refused up front, unreadable input names the
                        "--key-count '" + std::string(n) + "' is not an integer from 1 to 100000000");
     }
     const auto dir = std::filesystem::temp_directory_path().string();
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", dir}), 1,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--keys", dir}), 1,
                    "cannot read key file '" + dir + "': Is a directory");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--keys", "/nonexistent/k"}),
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--keys", "/nonexistent/k"}),
                    1, "cannot read key file '/nonexistent/k': No such file or directory");
     unreadable_buf buf;
     std::istream in(&buf);
@@ -1545,23 +1549,23 @@ TEST_CASE("cli: argument errors exit 2, bad data from files and stdin 1", "[cli]
                    "'a' appears more than once");
     expect_failure(run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--table-size", "2"}, "k\n"), 2,
                    "table size 2 is smaller than the 3 nodes");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "3"}, "k\n"), 2,
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--copies", "3"}, "k\n"), 2,
                    "replica count 3 is more than the 2 nodes");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,a"}), 2,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,a"}), 2,
                    "'a' appears more than once");
     expect_failure(run_cli({"stats", "--strategy", "jump", "--nodes", "a,b=2"}), 2, "weight 1");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a=x"}, "k\n"), 2, "weight 'x'");
-    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a b", "--replication", "1"}),
+    expect_failure(run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1", "--add", "a b", "--copies", "1"}),
                    2, "node id 'a b' contains ' '");
     // ... and the same from a node file is bad input.
     const auto path = temp_file("keyplace_cli_dup.txt", "a\nb\na\n");
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + path}, "k\n"), 1,
                    "'a' appears more than once");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "@" + path}), 1,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "@" + path}), 1,
                    "'a' appears more than once");
     std::filesystem::remove(path);
     const auto two = temp_file("keyplace_cli_two.txt", "a\nb\n");
-    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + two, "--replicas", "3"}, "k\n"), 1,
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "@" + two, "--copies", "3"}, "k\n"), 1,
                    "replica count 3 is more than the 2 nodes");
     std::filesystem::remove(two);
     // Bad stdin lines stay bad input.
@@ -1621,8 +1625,8 @@ TEST_CASE("cli: hash and locate stream in blocks through a temporary file with t
         {{"hash", "--function", "murmur3-cassandra", "--json"}, &keys},
         {{"locate", "--strategy", "ring", "--nodes", "a,b=2,c"}, &keys},
         {{"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--json"}, &keys},
-        {{"locate", "--strategy", "ring", "--nodes", "a@x,b@y,c@z", "--replicas", "2", "--spread", "region"}, &keys},
-        {{"locate", "--strategy", "rendezvous", "--nodes", "a,b,c", "--replicas", "3", "--json"}, &keys},
+        {{"locate", "--strategy", "ring", "--nodes", "a@x,b@y,c@z", "--copies", "2", "--spread", "region"}, &keys},
+        {{"locate", "--strategy", "rendezvous", "--nodes", "a,b,c", "--copies", "3", "--json"}, &keys},
         {{"locate", "--strategy", "jump", "--nodes", "a,b,c", "--prehashed"}, &points},
     };
     for (const auto& [args, input] : lines) {
@@ -1697,8 +1701,8 @@ TEST_CASE("cli: progress goes to stderr only, and not at all with --quiet", "[cl
     const std::vector<command> commands{
         {{"hash", "--function", "xxh3"}, keys, "keyplace-cli: hash, 20 keys\n"},
         {{"locate", "--strategy", "ring", "--nodes", ten}, keys, "keyplace-cli: locate, 25 keys\n"},
-        {{"diff", "--strategy", "ring", "--before", ten, "--after", eleven}, "",
-         "keyplace-cli: diff: building --before\n"},
+        {{"diff", "--strategy", "ring", "--nodes-before", ten, "--nodes-after", eleven}, "",
+         "keyplace-cli: diff: building --nodes-before\n"},
         {{"stats", "--strategy", "ring", "--nodes", ten, "--key-count", "25"}, "", "keyplace-cli: stats: hashing the keys, 20 keys\n"},
     };
     for (const auto& c : commands) {
@@ -1787,7 +1791,7 @@ TEST_CASE("cli: --keys is a key file in every command, --key-count a count", "[c
                    "--keys FILE and --key-count N exclude each other");
     expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--keys", "1000"}), 1,
                    "cannot read key file '1000': No such file or directory (a count is --key-count N)");
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--key-count", "5"}), 2,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--key-count", "5"}), 2,
                    "unknown option '--key-count'");
     CHECK_THAT(run_cli({"stats", "--help"}).out, Catch::Matchers::Contains("--keys FILE") &&
                                                     Catch::Matchers::Contains("--key-count N"));
@@ -1809,7 +1813,7 @@ TEST_CASE("cli: diff and stats --prehashed read --keys FILE as points", "[cli]")
     for (std::string x, y; std::getline(b, x) && std::getline(a, y);) {
         moved += x != y ? 1 : 0;
     }
-    const auto diff = run_cli({"diff", "--strategy", "ring", "--before", "a,b,c", "--after", "a,b,c,d", "--keys", points,
+    const auto diff = run_cli({"diff", "--strategy", "ring", "--nodes-before", "a,b,c", "--nodes-after", "a,b,c,d", "--keys", points,
                                "--prehashed", "--json"});
     REQUIRE(diff.status == 0);
     CHECK_THAT(diff.out, Catch::Matchers::Contains("\"keys\":500,\"moved\":" +
@@ -1821,7 +1825,7 @@ TEST_CASE("cli: diff and stats --prehashed read --keys FILE as points", "[cli]")
     CHECK_THAT(stats.out, Catch::Matchers::Contains("{\"id\":\"a\",\"weight\":1,"));
     CHECK_THAT(stats.out, Catch::Matchers::Contains(",\"keys\":" + std::to_string(n) + "}"));
     // Without a key file there are no lines to read as points; a bad point names its line.
-    expect_failure(run_cli({"diff", "--strategy", "ring", "--before", "a", "--after", "a,b", "--prehashed"}), 2,
+    expect_failure(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a", "--nodes-after", "a,b", "--prehashed"}), 2,
                    "--prehashed needs --keys FILE");
     expect_failure(run_cli({"stats", "--strategy", "ring", "--nodes", "a", "--prehashed"}), 2,
                    "--prehashed needs --keys FILE");
@@ -1833,9 +1837,9 @@ TEST_CASE("cli: diff and stats --prehashed read --keys FILE as points", "[cli]")
 }
 
 TEST_CASE("cli: diff --json carries moved/minimum", "[cli]") {
-    const auto ring = run_cli({"diff", "--strategy", "ring", "--before", "a,b,c", "--after", "a,b,c,d", "--json"});
+    const auto ring = run_cli({"diff", "--strategy", "ring", "--nodes-before", "a,b,c", "--nodes-after", "a,b,c,d", "--json"});
     REQUIRE(ring.status == 0);
-    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--before", "a,b,c", "--after", "a,b,c,d", "--json"});
+    const auto modulo = run_cli({"diff", "--strategy", "modulo", "--nodes-before", "a,b,c", "--nodes-after", "a,b,c,d", "--json"});
     const auto field = [](const std::string& json, const std::string& name) {
         const auto at = json.find("\"" + name + "\":");
         REQUIRE(at != std::string::npos);
@@ -1846,7 +1850,7 @@ TEST_CASE("cli: diff --json carries moved/minimum", "[cli]") {
     }
     CHECK(field(modulo.out, "moved_over_minimum") > 2);
     // Nothing moved and nothing had to: 1, as the text says.
-    CHECK_THAT(run_cli({"diff", "--strategy", "ring", "--before", "a,b", "--after", "a,b", "--json"}).out,
+    CHECK_THAT(run_cli({"diff", "--strategy", "ring", "--nodes-before", "a,b", "--nodes-after", "a,b", "--json"}).out,
                Catch::Matchers::Contains("\"minimum\":0,\"moved_over_minimum\":1,"));
 }
 
@@ -1915,8 +1919,8 @@ TEST_CASE("cli: --load-factor is refused where it does not apply, naming the val
     expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a=1.5,b", "--load-factor", "haproxy:150"}, "k\n"),
                    2, "weight 1.5 is not a whole number from 1 to 256");
     expect_failure(
-        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--replicas", "2", "--load-factor", "1.25"}, "k\n"),
-        2, "--load-factor and --replicas exclude each other");
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--copies", "2", "--load-factor", "1.25"}, "k\n"),
+        2, "--load-factor and --copies exclude each other");
 }
 
 TEST_CASE("cli: locate --spread-reads serves each read from the golden table's node", "[cli][spread]") {
@@ -1991,8 +1995,8 @@ TEST_CASE("cli: --spread-reads and --salt are refused where they do not apply, n
     expect_failure(run_cli({"locate", "--strategy", "jump", "--nodes", "a,b", "--spread-reads", "2"}, "k\n"), 2,
                    "--spread-reads needs a strategy with a preference order");
     expect_failure(
-        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--replicas", "2"}, "k\n"), 2,
-        "--spread-reads and --replicas exclude each other");
+        run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--copies", "2"}, "k\n"), 2,
+        "--spread-reads and --copies exclude each other");
     expect_failure(
         run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--spread-reads", "2", "--load-factor", "2"}, "k\n"),
         2, "--spread-reads and --load-factor exclude each other");
@@ -2024,7 +2028,7 @@ TEST_CASE("cli: a repeated --weights master and an empty --add location are refu
     for (const char* strategy : {"cassandra", "tokens"}) {
         INFO(strategy);
         const std::string ring = std::string(strategy) == "cassandra" ? "n1=0@dc1/r1" : "n1=0@eu/z/r1";
-        expect_failure(run_cli({"allocate", "--strategy", strategy, "--nodes", ring, "--add", "n4@", "--replication",
+        expect_failure(run_cli({"allocate", "--strategy", strategy, "--nodes", ring, "--add", "n4@", "--copies",
                                 "1"}),
                        2, "--add: location of node 'n4' is empty");
     }
@@ -2124,7 +2128,7 @@ TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name gra
         }
         expect_failure(run_cli({"etcd", "watch", "--endpoints", endpoint, "--cluster", cluster, "--count", "1"}), 2,
                        "--cluster: cluster '");
-        expect_failure(run_cli({"etcd", "publish", "--endpoints", endpoint, "--cluster", cluster, "--file", "x.json"}),
+        expect_failure(run_cli({"etcd", "publish", "--endpoints", endpoint, "--cluster", cluster, "--snapshot", "x.json"}),
                        2, "--cluster: cluster '");
     }
     expect_failure(run_cli({"etcd", "current", "--endpoints", endpoint, "--cluster", "bar/clients"}), 2,
@@ -2269,7 +2273,7 @@ TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bou
     CHECK(lines(owners.out) == want);
     // Before, --replicas placed copies by the key's point: the first copy was another node for
     // most keys.
-    const auto copies = run_cli({"locate", "--strategy", "mpchash", "--nodes", nodes, "--replicas", "2"}, keys);
+    const auto copies = run_cli({"locate", "--strategy", "mpchash", "--nodes", nodes, "--copies", "2"}, keys);
     REQUIRE(copies.status == 0);
     const auto got = lines(copies.out);
     REQUIRE(got.size() == 6000);
@@ -2319,7 +2323,7 @@ TEST_CASE("cli: mpchash copies, stats and diff --keys take each key's bytes, bou
         }
     }
     const auto diff =
-        run_cli({"diff", "--strategy", "mpchash", "--before", nodes, "--after", rest, "--keys", key_path, "--json"});
+        run_cli({"diff", "--strategy", "mpchash", "--nodes-before", nodes, "--nodes-after", rest, "--keys", key_path, "--json"});
     REQUIRE(diff.status == 0);
     std::ostringstream moved;
     moved << "\"moved\":" << keyplace_cli::json_number(static_cast<double>(busiest->second) / 6000.0);
@@ -2457,4 +2461,88 @@ TEST_CASE("cli: the man page and the completion script list every command", "[cl
     }
     // Hidden: the usage does not offer them.
     CHECK_THAT(run_cli({"--help"}).out, !Catch::Matchers::Contains("--roff"));
+}
+
+// ---- one vocabulary: --copies, --snapshot, --nodes-before/--nodes-after, --keys, --addresses ----
+
+TEST_CASE("cli: the old spellings work with one deprecation line each, and the new ones print nothing on stderr",
+          "[cli][vocabulary]") {
+    const std::string keys = "a\nuser:42\nb\n";
+    const auto now = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c", "--copies", "2"}, keys);
+    REQUIRE(now.status == 0);
+    CHECK(now.err.empty());
+    const auto old = run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c", "--replicas", "2"}, keys);
+    CHECK(old.status == 0);
+    CHECK(old.out == now.out);
+    CHECK(old.err == "keyplace-cli: --replicas is deprecated and will be removed in 0.3.0; use --copies\n");
+    // --name=value is respelled too.
+    CHECK(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b,c", "--replicas=2"}, keys).out == now.out);
+
+    const auto diff_now = run_cli({"diff", "--strategy", "ring", "--nodes-before", "a,b", "--nodes-after", "a,b,c"});
+    REQUIRE(diff_now.status == 0);
+    CHECK(diff_now.err.empty());
+    const auto diff_old = run_cli({"diff", "--strategy", "ring", "--before", "a,b", "--after", "a,b,c"});
+    CHECK(diff_old.out == diff_now.out);
+    CHECK(diff_old.err == "keyplace-cli: --before is deprecated and will be removed in 0.3.0; use --nodes-before\n"
+                          "keyplace-cli: --after is deprecated and will be removed in 0.3.0; use --nodes-after\n");
+
+    const auto alloc_now = run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1@eu/z/r1", "--add", "b@eu/z/r2",
+                                    "--tokens", "2", "--copies", "1"});
+    REQUIRE(alloc_now.status == 0);
+    const auto alloc_old = run_cli({"allocate", "--strategy", "tokens", "--nodes", "a=1@eu/z/r1", "--add", "b@eu/z/r2",
+                                    "--tokens", "2", "--replication", "1"});
+    CHECK(alloc_old.out == alloc_now.out);
+    CHECK(alloc_old.err == "keyplace-cli: --replication is deprecated and will be removed in 0.3.0; use --copies\n");
+
+    // A misspelling that is no old spelling is still an unknown option, with its suggestion.
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a", "--copie", "2"}, "k\n"), 2,
+                   "unknown option '--copie' (did you mean '--copies'?)");
+}
+
+#if KEYPLACE_CLI_SNAPSHOTS
+TEST_CASE("cli: --snapshot names one snapshot document everywhere, --before and --after two, and --file is deprecated",
+          "[cli][vocabulary][snapshot]") {
+    const auto created =
+        run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu", "--epoch", "3"});
+    REQUIRE(created.status == 0);
+    const auto path = temp_file("kp_cli_vocabulary.json", created.out);
+    const auto now = run_cli({"snapshot", "verify", "--snapshot", path});
+    REQUIRE(now.status == 0);
+    CHECK(now.err.empty());
+    const auto old = run_cli({"snapshot", "verify", "--file", path});
+    CHECK(old.out == now.out);
+    CHECK(old.err == "keyplace-cli: --file is deprecated and will be removed in 0.3.0; use --snapshot\n");
+    // plan's --before and --after are files, as they always were: nothing to respell.
+    const auto plan = run_cli({"plan", "--before", path, "--after", path});
+    CHECK(plan.status == 0);
+    CHECK(plan.err.empty());
+    // snapshot next --addresses: the added node's address, and an existing node's new one.
+    const auto next = run_cli({"snapshot", "next", path, "--add", "d", "--addresses", "d=10.0.0.4:11211,a=10.0.0.1:1"});
+    REQUIRE(next.status == 0);
+    CHECK_THAT(next.out, Catch::Matchers::Contains("\"address\": \"10.0.0.4:11211\""));
+    CHECK_THAT(next.out, Catch::Matchers::Contains("\"address\": \"10.0.0.1:1\""));
+    expect_failure(run_cli({"snapshot", "next", path, "--add", "d", "--addresses", "e=10.0.0.5:1"}), 2,
+                   "--addresses names 'e', which is not in the snapshot or --add");
+    std::filesystem::remove(path);
+}
+#endif
+
+TEST_CASE("cli: locate and hash read --keys FILE as they read stdin, and name the file in errors",
+          "[cli][vocabulary]") {
+    const std::string keys = "a\nuser:42\n\nb\n";
+    const auto path = temp_file("kp_cli_keys.txt", keys);
+    const auto from_stdin = run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--copies", "2"}, keys);
+    REQUIRE(from_stdin.status == 0);
+    const auto from_file =
+        run_cli({"locate", "--strategy", "maglev", "--nodes", "a,b,c", "--copies", "2", "--keys", path}, "ignored\n");
+    CHECK(from_file.status == 0);
+    CHECK(from_file.out == from_stdin.out);
+    CHECK(run_cli({"hash", "--function", "xxh3", "--keys", path}).out == run_cli({"hash", "--function", "xxh3"}, keys).out);
+    expect_failure(run_cli({"hash", "--function", "xxh3", "--keys", "/nonexistent/keys"}), 1,
+                   "cannot read key file '/nonexistent/keys': No such file or directory");
+    const auto bad = temp_file("kp_cli_bad_points.txt", "1\nx\n");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--prehashed", "--keys", bad}), 1,
+                   "key file '" + bad + "' line 2");
+    std::filesystem::remove(path);
+    std::filesystem::remove(bad);
 }

@@ -39,7 +39,7 @@ expect "keyplace-cli hash --vno" ""
 expect "keyplace-cli snapshot create --cop" "--copies"
 expect "keyplace-cli help sta" "stats"
 # A value that is not a choice: nothing offered.
-expect "keyplace-cli locate --replicas " ""
+expect "keyplace-cli locate --copies " ""
 # A file option completes file names (here: the script itself, by its directory).
 dir=$(dirname "$1")
 expect "keyplace-cli diff --keys $dir/keyplace-cli.ba" "$dir/keyplace-cli.bash"

@@ -82,7 +82,7 @@ status_lists() {  # status_lists EPOCH FINGERPRINT ON_CURRENT TOTAL ID...
 until_true 15 status_lists 1 "$f1" 4 4 w1 w2 w3 w4 || fail "status did not list w1..w4 on epoch 1: $(<"$work/status.txt")"
 etcd_cli status --json | grep -q "\"on_current\":4,\"agree\":true}" || fail "status --json"
 
-out=$(etcd_cli publish --file "$work/s2.json")
+out=$(etcd_cli publish --snapshot "$work/s2.json")
 [[ $out == "published epoch 2 (fingerprint $f2) to cluster $cluster" ]] || fail "publish 2 printed '$out'"
 
 # (d) the three exit by themselves, 0, each having printed exactly epochs 1 and 2 with the

@@ -7,7 +7,7 @@
 // Input: NUL-separated fields: the endpoint list, the cluster, the client id, the --user value,
 // the password file's bytes; then one byte saying which options are given (and whether their
 // files exist), one saying whether KEYPLACE_ETCD_PASSWORD is set.
-// Invariants (README, "A secured cluster" and "Names"):
+// Invariants (doc/etcd.md, "A secured cluster", and doc/snapshots.md, "Names"):
 //  - parse_endpoints accepts exactly a list whose every comma-separated entry is http:// or
 //    https:// followed by a host, without white space or control bytes, and returns the entries
 //    in order; a refusal is invalid_argument, a bounded library message naming the first
@@ -20,7 +20,7 @@
 //    byte and is bounded; what they return is what the library accepts.
 #include "fuzz_support.hpp"
 
-#include "etcd_commands.hpp"
+#include "etcd_impl.hpp"
 
 #include <keyplace/etcd.hpp>
 
@@ -79,7 +79,7 @@ auto utf8(std::string_view s) -> bool {
     return true;
 }
 
-/// The grammar of a cluster name or client id (README, "Names").
+/// The grammar of a cluster name or client id (doc/snapshots.md, "Names").
 auto segment_name(std::string_view s) -> bool {
     if (s.empty() || s.size() > keyplace::max_cluster_length || !utf8(s)) {
         return false;
