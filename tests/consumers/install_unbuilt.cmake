@@ -19,7 +19,7 @@ endfunction()
 run("configuring keyplace" "${CMAKE_COMMAND}" -S "${KEYPLACE_SOURCE_DIR}" -B "${WORK_DIR}/keyplace" -G "${GENERATOR}"
     ${_compiler} -DKEYPLACE_BUILD_TESTS=OFF -DKEYPLACE_BUILD_EXAMPLES=ON -DKEYPLACE_INSTALL=ON)
 run("installing the unbuilt build" "${CMAKE_COMMAND}" --install "${WORK_DIR}/keyplace" --prefix "${_prefix}")
-file(GLOB_RECURSE _binaries "${_prefix}/*keyplace-cli" "${_prefix}/*.a")
+file(GLOB_RECURSE _binaries "${_prefix}/*keyplace-cli" "${_prefix}/*keyplace-cli.1" "${_prefix}/*.a")
 if(_binaries)
   message(FATAL_ERROR "an unbuilt build installed programs or libraries: ${_binaries}")
 endif()
