@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The documentation's keyplace-cli sessions are true (README.md, CONTRIBUTING.md, doc/*.md):
-every fenced block of "$ command" lines is run
+every fenced block of "$ command" lines (indented ones in list items too) is run
 with keyplace-cli on PATH, in a scratch directory holding examples/nodes.txt, and what each
 command prints (stdout and stderr) must be the lines under it. A line "..." stands for any
 number of lines; a command with nothing under it must print nothing, unless it ends in a
@@ -22,13 +22,16 @@ def sessions(readme):
     lines = open(readme, encoding="utf-8").read().split("\n")
     i = 0
     while i < len(lines):
-        if not lines[i].startswith("```"):
+        # A fence may be indented (a block inside a list item): its lines lose that indent.
+        fence = re.match(r"( *)```", lines[i])
+        if fence is None:
             i += 1
             continue
+        indent = len(fence.group(1))
         j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
+        while j < len(lines) and not lines[j].lstrip(" ").startswith("```"):
             j += 1
-        block = lines[i + 1:j]
+        block = [b[indent:] if b[:indent].strip() == "" else b for b in lines[i + 1:j]]
         i = j + 1
         if not block or not block[0].startswith("$ ") or any("etcd " in b for b in block if b.startswith("$ ")):
             continue

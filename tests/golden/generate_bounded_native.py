@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference generator for keyplace's bounded loads over the native ring.
 
-Written from doc/guide.md's "Bounded loads" text and the ring contract (not from the C++
+Written from doc/contract.md's "Bounded loads, contract v1" and the ring contract (not from the C++
 sources): caps ceil(C*T*q_i / (65536*Q)) with C = llround(c*65536), q_i = llround(w_i*65536),
 requests placed in the canonical order (by point, then input index), all held, each taking the
 first node clockwise from its point whose load plus the request's weight is within the cap at

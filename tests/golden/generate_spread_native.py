@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference generator for keyplace hot-key spreading, contract v1.
 
-Written from doc/guide.md ("Hot keys: spreading, bounded loads, overrides"),
+Written from doc/contract.md ("Spread (hot-key reads), contract v1"),
 not from the C++ sources: the index rule
 
     inner = mix(salt + 0x9e3779b97f4a7c15 mod 2^64)
