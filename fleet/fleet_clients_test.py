@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ctest fleet.clients: keyplace-fleet with three client processes following membership through an
 etcd it starts itself, the last client made late by a relay that holds every byte etcd sends it
-for 40 ms (README, "Several clients through etcd"). Asserts only facts that hold whatever the
+for 40 ms (doc/fleet.md, "Several clients through etcd"). Asserts only facts that hold whatever the
 timing noise; exits 77 (skip) without memcached or etcd, as keyplace-fleet itself does."""
 import socket
 import subprocess

@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 fleet = sys.argv[1]
-# Every strategy whose nodes take no data of their own (README, "A real cache fleet"), then bounded.
+# Every strategy whose nodes take no data of their own (doc/fleet.md, "A real cache fleet"), then bounded.
 strategies = ("ring, rendezvous, jump, jump-guava, jumpback, maglev, modulo, envoy-ring, envoy-maglev, ketama, "
               "ketama-spy, ketama-unweighted, libketama, hash-ring, multiprobe, mpchash, anchor, memento, bounded")
 cases = [

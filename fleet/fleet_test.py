@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ctest fleet.short_arm: one short run of keyplace-fleet on its own memcached servers, asserting
-only facts that hold whatever the noise (README, "A real cache fleet"). Exit 77 (skip) without
+only facts that hold whatever the noise (doc/fleet.md, "A real cache fleet"). Exit 77 (skip) without
 memcached, as keyplace-fleet itself does."""
 import sys
 

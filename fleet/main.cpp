@@ -1,6 +1,6 @@
 // keyplace-fleet — a real cache fleet: memcached servers on 127.0.0.1 placed by keyplace, a
 // look-aside workload with Zipf popularity, membership changes published as snapshot epochs,
-// measured through a join, a leave and a rejoin against a control run (README, "A real cache
+// measured through a join, a leave and a rejoin against a control run (doc/fleet.md, "A real cache
 // fleet"). --cascade runs the ring-cascade simulation instead (no servers).
 //
 // The program's parts: fleet_options.hpp (the command line), servers (memcached and every child

@@ -615,7 +615,7 @@ TEST_CASE("ring engine: the in-place sort orders by (point, owner) for spread, c
 }
 
 TEST_CASE("ring and maglev: steady memory_bytes per point and per slot as the README states", "[ring][maglev][memory]") {
-    // README "Memory": 12 bytes a point of points and owners, the prefix index and the direct table
+    // doc/benchmarks.md, "Memory of a build": 12 bytes a point of points and owners, the prefix index and the direct table
     // on top: 31.4 bytes a point at 100 x 160, 23.4 at 1000 x 160.
     const auto small = keyplace::ring::build(make_nodes(100), {.vnodes = 160});
     const auto large = keyplace::ring::build(make_nodes(1000), {.vnodes = 160});

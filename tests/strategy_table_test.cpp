@@ -311,7 +311,7 @@ auto owner_ids(const snapshot& s, const keyplace::placement& p) -> std::vector<s
 }  // namespace table_contract
 
 // A join moves keys only to the joiner and a leave only the leaver's keys, for the rows that
-// promise it (strategy_row::minimal_change: the placement contract of each, README "Guarantees");
+// promise it (strategy_row::minimal_change: the placement contract of each, doc/contract.md, "Guarantees");
 // every row gives the joiner keys and takes all of them from the leaver.
 // Balance bound: each node's share of 10^5 keys lies within a quarter and four times the fair
 // 1/8. The loosest rows are the rings of eight random tokens a node (Cassandra's, the chosen

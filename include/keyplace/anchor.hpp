@@ -70,7 +70,7 @@ public:
         return node_index{bucket_node_[bucket(point)]};
     }
 
-    /// The working bucket of a hashed key (the contract in the README).
+    /// The working bucket of a hashed key (the contract in doc/contract.md).
     [[nodiscard]] auto bucket(std::uint64_t point) const noexcept -> std::uint32_t {
         auto b = static_cast<std::uint32_t>(first_(point));
         while (a_[b] > 0) {

@@ -25,7 +25,7 @@ concept hasher = std::copyable<H> && requires(const H& h, std::span<const std::b
     { h(bytes) } noexcept -> std::unsigned_integral;
 };
 
-/// XXH3-64 with seed 0: keyplace's native key hash (placement contract, README).
+/// XXH3-64 with seed 0: keyplace's native key hash (placement contract, doc/contract.md).
 struct xxh3 {
     [[nodiscard]] auto operator()(std::span<const std::byte> bytes) const noexcept -> std::uint64_t {
         return XXH3_64bits(bytes.data(), bytes.size());

@@ -60,7 +60,7 @@ private:
 /// A lookup table of M entries, each naming a node; a key goes to entry[point mod M].
 /// Near-perfect balance (entry counts differ by at most one at equal weights) and O(1)
 /// lookups, at the price of a little extra movement: a change rebuilds the table and moves
-/// some keys between nodes that stayed (measured in the tests and the README). Nodes are sorted
+/// some keys between nodes that stayed (measured in the tests and doc/benchmarks.md). Nodes are sorted
 /// by id. Node i's permutation is offset = node_hash(id, 0) mod M, skip = node_hash(id, 1) mod
 /// (M - 1) + 1; in rounds, node i gains its quantized weight in credit and, when its credit is
 /// >= 0, pays the largest weight and takes its next preferred empty slot (equal weights give the

@@ -66,7 +66,7 @@ public:
         return node_index{b - static_cast<std::uint32_t>(below)};
     }
 
-    /// The working bucket of a hashed key (the contract in the README).
+    /// The working bucket of a hashed key (the contract in doc/contract.md).
     [[nodiscard]] auto bucket(std::uint64_t point) const noexcept -> std::uint32_t {
         auto b = static_cast<std::uint32_t>(detail::jump_bucket(point, static_cast<std::int32_t>(n_)));
         if (slots_.empty()) {

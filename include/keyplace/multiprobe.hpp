@@ -1,6 +1,6 @@
 // keyplace — which node owns a key. Multi-probe consistent hashing: Appleton & O'Reilly,
 // "Multi-probe consistent hashing" (arXiv 1505.00062, 2015): one point per node, K probes per
-// key, the node whose point follows a probe most closely wins (placement contract v1, README).
+// key, the node whose point follows a probe most closely wins (placement contract v1, doc/contract.md).
 #ifndef KEYPLACE_MULTIPROBE_HPP_INCLUDED
 #define KEYPLACE_MULTIPROBE_HPP_INCLUDED
 
@@ -28,7 +28,7 @@
 KEYPLACE_NAMESPACE_BEGIN
 
 /// Multi-probe parameters: the number of probes per key, 1 .. multiprobe_max_probes. More probes
-/// balance better (max/mean about 1.09 at 21, 1.06 at 41, README) and cost a successor search each.
+/// balance better (max/mean about 1.09 at 21, 1.06 at 41, doc/benchmarks.md) and cost a successor search each.
 struct multiprobe_config {
     std::uint32_t probes = 21;
 };

@@ -186,7 +186,7 @@ enum class name_kind : std::uint8_t {
 /// The longest cluster name and watcher client id, in bytes.
 inline constexpr std::size_t max_cluster_length = 255;
 
-/// Checks a name against the one grammar of names (README, "Names"), so that every line of text,
+/// Checks a name against the one grammar of names (doc/snapshots.md, "Names"), so that every line of text,
 /// list ("a,b") and spec entry ("ID=WEIGHT@REGION/ZONE/RACK") holds it as given: well-formed
 /// UTF-8 without control bytes, white space or any of , = @ * ~ # $ % ^; a node id, cluster or
 /// client id is not only dots; a location part, cluster or client id holds no '/'. Lengths: a

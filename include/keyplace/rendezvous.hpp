@@ -1,7 +1,7 @@
 // keyplace — which node owns a key. Weighted rendezvous (highest random weight) hashing:
 // Thaler & Ravishankar, "Using Name-Based Mappings to Increase Hit Rates" (1998), with the
 // logarithmic weighting of Schindelhauer & Schomaker, "Weighted Distributed Hash Tables"
-// (SPAA 2005), in fixed-point integer arithmetic (placement contract v1, README).
+// (SPAA 2005), in fixed-point integer arithmetic (placement contract v1, doc/contract.md).
 #ifndef KEYPLACE_RENDEZVOUS_HPP_INCLUDED
 #define KEYPLACE_RENDEZVOUS_HPP_INCLUDED
 
@@ -203,7 +203,7 @@ using rendezvous_scorer = basic_rendezvous_scorer<>;
 
 /// Every key scores every node; the best score wins. A node of weight w wins w/Σw of the keys.
 /// Adding a node moves only keys to it; removing one moves only its keys. Lookups are O(N):
-/// past a few hundred nodes prefer the ring or Maglev (README, "Which strategy"). Nodes are
+/// past a few hundred nodes prefer the ring or Maglev (README.md, "Which strategy"). Nodes are
 /// sorted by id.
 ///
 /// build() throws keyplace::error: empty list, empty, over-long or duplicate id, weight not

@@ -1,6 +1,6 @@
 // keyplace — which node owns a key. basic_ring<Traits>: the hash ring with virtual nodes
 // (Karger et al., "Consistent Hashing and Random Trees", STOC 1997), and keyplace::ring, its
-// native configuration (placement contract v1, README).
+// native configuration (placement contract v1, doc/contract.md).
 #ifndef KEYPLACE_RING_HPP_INCLUDED
 #define KEYPLACE_RING_HPP_INCLUDED
 
@@ -84,7 +84,7 @@ struct native_ring_traits {
 /// rings by merging points, without re-sorting. A configuration of the sorted-ring engine.
 ///
 /// Memory: sizeof(point_type) + 4 bytes per point (12 for the native ring), plus a prefix
-/// index of one to two bytes per point and a direct owner table (README, "Memory"), plus 4
+/// index of one to two bytes per point and a direct owner table (doc/benchmarks.md, "Memory of a build"), plus 4
 /// bytes per node; the points are generated and sorted in place, so a build's peak is that
 /// steady size plus a byte or two a point.
 ///

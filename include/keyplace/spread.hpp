@@ -53,7 +53,7 @@ private:
     std::size_t k_;
 };
 
-/// The spread contract (README, "Hot keys"): which of k candidates serves (point, salt).
+/// The spread contract (doc/guide.md, "Hot keys"): which of k candidates serves (point, salt).
 /// x = mix(point XOR mix(salt + 0x9e3779b97f4a7c15)), where mix is SplitMix64's output function
 /// (so the inner term is SplitMix64's first output seeded with salt), and the index is
 /// floor(x * k / 2^64) (Lemire's multiply-shift). For a fixed point, salt -> x is a bijection,

@@ -8,7 +8,7 @@
 #define KEYPLACE_VERSION_PATCH 0
 
 // The placement contract version: bumped whenever any strategy's output for the same
-// input changes (see README, "Placement contract"). Independent of the library version.
+// input changes (see doc/contract.md, "Placement contract"). Independent of the library version.
 #define KEYPLACE_CONTRACT_VERSION 1
 
 // Everything lives in an inline namespace carrying the full version, so two different

@@ -4,7 +4,7 @@
 //
 // Input: a byte choosing the mode, then its fields.
 // Invariants:
-//  - every refusal is a keyplace::error whose message is one short line (README "Guarantees"),
+//  - every refusal is a keyplace::error whose message is one short line (doc/contract.md, "Guarantees"),
 //    the same from the try_ form and the throwing one;
 //  - ketama: a server's id is its address (libketama, Python hash_ring) or libmemcached's
 //    normalized host:port, and servers given by their ids build the same continuum;

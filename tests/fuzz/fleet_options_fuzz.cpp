@@ -2,7 +2,7 @@
 // option table), without running the fleet: no server is started, no file written.
 //
 // Input: the arguments, each ended by a NUL (at most 32).
-// Invariants (README, "A real cache fleet"):
+// Invariants (doc/fleet.md, "A real cache fleet"):
 //  - parse returns options, or nothing for --help, or throws a failure of status 2 whose message
 //    is one line without control bytes, at most 4 KiB (values quoted and cut);
 //  - what it returns holds only what the table allows: strategies and rules from their lists,

@@ -97,7 +97,7 @@ private:
     return false;
 }
 
-/// A library message (README "Guarantees": user strings quoted and cut at 64 bytes): not empty,
+/// A library message (doc/contract.md, "Guarantees": user strings quoted and cut at 64 bytes): not empty,
 /// one line without control bytes, short whatever the input.
 #define KEYPLACE_FUZZ_CHECK_LIBRARY_MESSAGE(m)                                                        \
     KEYPLACE_FUZZ_CHECK_MSG(!(m).empty() && (m).size() <= 1024 && !::keyplace_fuzz::has_control(m), \

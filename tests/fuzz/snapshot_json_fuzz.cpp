@@ -1,7 +1,7 @@
 // Fuzz target: the snapshot JSON reader and loader (include/keyplace/fleet/json.hpp).
 //
 // Input: the document's bytes.
-// Invariants (README, "JSON"):
+// Invariants (doc/snapshots.md, "JSON"):
 //  - read_description_json and try_load_snapshot_json never throw; a refusal has a code and a
 //    message that starts with a JSON path, holds no control byte and is bounded (values are cut
 //    at 64 bytes), the same message load_snapshot_json throws;

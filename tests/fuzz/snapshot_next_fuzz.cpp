@@ -4,7 +4,7 @@
 // Input: a snapshot document up to the first NUL; then edits, each one byte of kind and its
 // operands: a weight change (node, weight), a node added (its id's bytes, as joining), a state
 // change (node, state), a node dropped from the list, an override (key, node).
-// Invariants (README, "Snapshots"):
+// Invariants (doc/snapshots.md, "Snapshots"):
 //  - try_successor never throws; a refusal names the value (bounded, no control byte); with no
 //    weight changes it refuses nothing, and what it gives builds (but after epoch 2^64-1) once a
 //    partition table's transition is completed (joiners active, leavers left);
@@ -118,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     KEYPLACE_FUZZ_CHECK(next->nodes.size() == before->nodes().size());
 
     // A partition successor lists pending()'s table: the snapshot that completes the transition
-    // (README, "A partition table is state the snapshot carries"), so joiners become active and
+    // (doc/snapshots.md, "A partition table is state the snapshot carries"), so joiners become active and
     // leavers left, as a caller must make them.
     if (next->strategy.name == "partitions") {
         for (auto& n : next->nodes) {

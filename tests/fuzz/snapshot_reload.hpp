@@ -1,5 +1,5 @@
 // What the snapshot fuzz targets that read documents share: the check that a built snapshot,
-// written as a document and loaded again, is the same snapshot (README, "Fingerprint": stable
+// written as a document and loaded again, is the same snapshot (doc/contract.md, "Fingerprint": stable
 // on reload; the writer is canonical).
 #ifndef KEYPLACE_TESTS_FUZZ_SNAPSHOT_RELOAD_HPP_INCLUDED
 #define KEYPLACE_TESTS_FUZZ_SNAPSHOT_RELOAD_HPP_INCLUDED

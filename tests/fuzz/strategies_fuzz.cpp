@@ -17,7 +17,7 @@
 //  - a derivation equals a fresh build of the same membership (partition tables, whose state is
 //    their history: the same derivation twice), succeeds exactly when the build does, and
 //    leaves the original unchanged;
-//  - minimal movement where promised (README "Guarantees", DESIGN §4): ring, rendezvous,
+//  - minimal movement where promised (doc/contract.md, "Guarantees"): ring, rendezvous,
 //    Cassandra, jump, JumpBackHash, multi-probe, AnchorHash and MementoHash move keys only to a joiner and only
 //    a leaver's keys (AnchorHash and MementoHash, whose state is a removal history, are checked
 //    derivation against the same derivation, not against a fresh build); ring and rendezvous

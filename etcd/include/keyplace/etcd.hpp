@@ -1,6 +1,6 @@
 // keyplace — which node owns a key. keyplace::etcd, an optional, separately linked component:
 // snapshots delivered through etcd's v3 JSON gateway (libcurl, nlohmann_json). The protocol is in
-// the README ("Fleet membership through etcd"); the core headers never include this one.
+// doc/etcd.md ("Fleet membership through etcd"); the core headers never include this one.
 #ifndef KEYPLACE_ETCD_HPP_INCLUDED
 #define KEYPLACE_ETCD_HPP_INCLUDED
 
@@ -22,7 +22,7 @@
 KEYPLACE_NAMESPACE_BEGIN
 namespace etcd {
 
-/// The keys of one cluster (README): snapshots/<epoch, 20 digits>, current, clients/<id>.
+/// The keys of one cluster (doc/etcd-protocol.md): snapshots/<epoch, 20 digits>, current, clients/<id>.
 [[nodiscard]] auto snapshot_key(std::string_view cluster, std::uint64_t epoch) -> std::string;
 [[nodiscard]] auto current_key(std::string_view cluster) -> std::string;
 [[nodiscard]] auto clients_prefix(std::string_view cluster) -> std::string;

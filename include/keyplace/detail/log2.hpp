@@ -28,7 +28,7 @@ namespace detail {
     }
 }
 
-/// Fixed-point log2 with 48 fraction bits (placement contract v1, README "Rendezvous").
+/// Fixed-point log2 with 48 fraction bits (placement contract v1, doc/contract.md, "Rendezvous").
 /// log2_frac(v) for v in [4096, 8192] is log2(v / 4096) computed bit by bit: square a
 /// 62-fraction-bit value, truncating, and take a bit whenever it reaches 2.
 [[nodiscard]] constexpr auto log2_frac(std::uint64_t v) noexcept -> std::uint64_t {

@@ -1,5 +1,5 @@
 // keyplace — which node owns a key. Node weights as integers in units of 2^-16, the form in
-// which rendezvous and Maglev use them (placement contract v1, README).
+// which rendezvous and Maglev use them (placement contract v1, doc/contract.md).
 #ifndef KEYPLACE_DETAIL_WEIGHT_HPP_INCLUDED
 #define KEYPLACE_DETAIL_WEIGHT_HPP_INCLUDED
 

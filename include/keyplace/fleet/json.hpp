@@ -1,4 +1,4 @@
-// keyplace — which node owns a key. Snapshot documents as JSON (README, "JSON"): the writer,
+// keyplace — which node owns a key. Snapshot documents as JSON (doc/snapshots.md, "JSON"): the writer,
 // the strict reader and the loader that builds the snapshot and checks its stated digests.
 //
 // Optional component: the only keyplace header that needs nlohmann/json (3.x). Nothing else in
@@ -41,7 +41,7 @@ KEYPLACE_NAMESPACE_BEGIN
 /// The largest snapshot document the reader accepts, in bytes (64 MiB).
 inline constexpr std::size_t max_document_size = std::size_t{64} << 20;
 
-/// The document of a description (README, "JSON"): pretty, 2-space indent, a trailing newline;
+/// The document of a description (doc/snapshots.md, "JSON"): pretty, 2-space indent, a trailing newline;
 /// fields in the documented order; every parameter the description lists; the digests it
 /// states; tokens, slots and location parts only when not empty. Weights are the shortest
 /// decimal that reads back as the same double (2.0 stays 2.0). Strings are UTF-8: a byte that
@@ -51,7 +51,7 @@ inline constexpr std::size_t max_document_size = std::size_t{64} << 20;
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto write_description_json(const snapshot_description& d) -> std::string;
 /// The document of a snapshot: its describe(), with every parameter and both digests.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto write_snapshot_json(const snapshot& s) -> std::string;
-/// Reads a snapshot document, strictly (README, "JSON"): every error's message starts with the
+/// Reads a snapshot document, strictly (doc/snapshots.md, "JSON"): every error's message starts with the
 /// JSON path of the offending value ("nodes[3].weight: -1 is not > 0"). Fails on: invalid
 /// JSON, a key repeated in an object, a format of another major, a missing or mistyped field,
 /// an unknown field in a keyplace.snapshot/1 document, an integer outside its range, a cluster,
@@ -453,7 +453,7 @@ public:
     }
 
 private:
-    // Forward compatibility (README, "JSON"). A document of format keyplace.snapshot/1 (minor
+    // Forward compatibility (doc/snapshots.md, "JSON"). A document of format keyplace.snapshot/1 (minor
     // 0) may hold only the fields this library defines: an unknown one is refused, so a typo
     // ("wieght") is an error, never a silent default. A document that declares a newer minor
     // (keyplace.snapshot/1.1, ...) was written for a library that knows more fields. A minor

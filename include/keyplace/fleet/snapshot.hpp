@@ -38,7 +38,7 @@ KEYPLACE_NAMESPACE_BEGIN
 
 namespace detail {
 
-/// A streaming XXH3-128 over the little-endian canonical encoding (README, "Fingerprint").
+/// A streaming XXH3-128 over the little-endian canonical encoding (doc/contract.md, "Fingerprint").
 class canonical_hasher {
 public:
     canonical_hasher() {
@@ -245,9 +245,9 @@ public:
     /// Copies per key: the replication count, or 1.
     [[nodiscard]] auto width() const noexcept -> std::size_t { return width_; }
 
-    /// XXH3-128 of the canonical encoding of the built state (README, "Fingerprint").
+    /// XXH3-128 of the canonical encoding of the built state (doc/contract.md, "Fingerprint").
     [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
-    /// XXH3-128 of the owners of the probe keys (README, "Probe digest").
+    /// XXH3-128 of the owners of the probe keys (doc/contract.md, "Probe digest").
     [[nodiscard]] auto probe_digest() const noexcept -> const digest128& { return probe_; }
 
 private:
@@ -331,7 +331,7 @@ public:
     [[nodiscard]] auto fingerprint() const noexcept -> const digest128& { return fingerprint_; }
     /// Whether a stated fingerprint (a document's, etcd's current value) is this snapshot's:
     /// fingerprint(), or the one fingerprint contract 1 gave it, which left out the node
-    /// locations that spread copies (README, "Fingerprint"); the two differ only for snapshots
+    /// locations that spread copies (doc/contract.md, "Fingerprint"); the two differ only for snapshots
     /// whose copies spread over racks, zones or regions.
     [[nodiscard]] auto fingerprint_matches(const digest128& stated) const -> bool;
     /// Recomputes every fingerprint from the built placements (not from the description) and
@@ -424,7 +424,7 @@ private:
     auto build_placement(const std::vector<std::uint32_t>& members, std::shared_ptr<const placement>& out,
                          const placement* from = nullptr) const -> detail::failure;
     /// The fingerprint of one placement; `locations` false gives the encoding of fingerprint
-    /// contract 1, which left the location block out (README, "Fingerprint").
+    /// contract 1, which left the location block out (doc/contract.md, "Fingerprint").
     auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
     static auto combined_fingerprint(const digest128& now, const digest128& after,
                                      std::span<const key_override> overrides) -> digest128;
@@ -494,7 +494,7 @@ constexpr auto row_states(std::string_view name) -> bool {
 }
 
 /// The canonical encoding of a built strategy's state: the ring's points and owners, the
-/// table's (or modulus's) owner of every residue, or the node list (README, "Fingerprint").
+/// table's (or modulus's) owner of every residue, or the node list (doc/contract.md, "Fingerprint").
 template <class S>
 void encode_state(canonical_hasher& h, const S& s, std::span<const std::uint32_t> rank) {
     h.u8(static_cast<std::uint8_t>(encoding_of<S>()));

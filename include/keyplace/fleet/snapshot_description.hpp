@@ -167,7 +167,7 @@ struct replication_spec {
     failure_domain spread = failure_domain::node;
     /// Fewer domains than copies: refuse the snapshot, or place each key's copies best effort.
     /// Not in the fingerprint itself: where fail builds, relax places every copy the same way
-    /// (the finer domain levels a relaxed placement reads are: README, "Fingerprint").
+    /// (the finer domain levels a relaxed placement reads are: doc/contract.md, "Fingerprint").
     shortfall on_shortfall = shortfall::fail;
 
     friend auto operator==(const replication_spec&, const replication_spec&) -> bool = default;
@@ -204,7 +204,7 @@ struct snapshot_description {
     /// The digests the document states: a build refuses a snapshot whose computed digest differs.
     std::optional<digest128> fingerprint{};
     std::optional<digest128> probe{};
-    /// Keys placed on a named node whatever the strategy says (README, "Overrides"); a built
+    /// Keys placed on a named node whatever the strategy says (doc/snapshots.md, "Overrides"); a built
     /// snapshot lists them in bytewise order of key.
     std::vector<key_override> overrides{};
 
@@ -213,7 +213,7 @@ struct snapshot_description {
 
 /// The most copies per key a snapshot's replication may ask for.
 inline constexpr std::size_t max_snapshot_copies = 64;
-/// How many probe keys the probe digest looks up (README, "Snapshots").
+/// How many probe keys the probe digest looks up (doc/snapshots.md, "Snapshots").
 inline constexpr std::size_t probe_key_count = 4096;
 /// The most overrides a snapshot holds, and the longest key one may name, in bytes.
 inline constexpr std::size_t max_overrides = 4096;

@@ -48,7 +48,7 @@ struct strategy_parameter {
     errc range_error = errc::invalid_argument;
     std::string_view noun{};
     std::string_view meaning{};
-    /// The letter the papers and the README write it as (K probes, Q partitions, M a table's
+    /// The letter the papers and doc/contract.md write it as (K probes, Q partitions, M a table's
     /// size): keyplace-cli's placeholder for its value.
     std::string_view symbol{};
     /// Whether the built state encodes it (fingerprint item 5: a bucket table's size and removed
@@ -88,14 +88,14 @@ enum class node_data : std::uint8_t {
     return "?";
 }
 
-/// How a built state enters the fingerprint (README, "Fingerprint"); the values are the
+/// How a built state enters the fingerprint (doc/contract.md, "Fingerprint"); the values are the
 /// encoding's tag bytes.
 enum class state_encoding : std::uint8_t {
     arcs = 1,             ///< points and their owners
     residues = 2,         ///< the owner of every residue of a table or modulus
     members = 3,          ///< the node list, with weights
     partition_table = 4,  ///< every rank of every partition
-    // 5 tags the location block that follows a state (README, "Fingerprint").
+    // 5 tags the location block that follows a state (doc/contract.md, "Fingerprint").
     buckets = 6,          ///< numbered buckets: the table size, the removed ones in order, each working one's node
 };
 
