@@ -67,7 +67,7 @@ _keyplace_cli() {
             files='--nodes'
             positional=0 ;;
         'snapshot next')
-            options='--snapshot --add --states --addresses --weights --reason --author --created-ms --override --drop-override --help'
+            options='--snapshot --complete --add --states --addresses --weights --reason --author --created-ms --override --drop-override --help'
             valued='--snapshot --add --states --addresses --weights --reason --author --created-ms --override --drop-override'
             files='--snapshot --add'
             positional=1 ;;

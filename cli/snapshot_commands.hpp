@@ -56,6 +56,8 @@ inline constexpr plain_option override_option{
 inline constexpr plain_option drop_override_option{
     {"drop-override", "KEY,...", "remove these keys' overrides (before --override applies)"}};
 
+inline constexpr plain_option complete_flag{
+    {"complete", "", "complete the snapshot's transition: every joining node active, every leaving node left"}};
 inline constexpr plain_option new_weights_option{
     {"weights", "ID=W,...", "new node weights (a partition table is claimed again for them)"}};
 inline constexpr plain_option add_nodes_option{
@@ -86,8 +88,8 @@ struct snapshot_next_command {
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() {
-        return std::tuple{&file_option,   &add_nodes_option, &states_option,  &addresses_option,
-                          &new_weights_option, &reason_option,
+        return std::tuple{&file_option,        &complete_flag, &add_nodes_option, &states_option,
+                          &addresses_option,   &new_weights_option, &reason_option,
                           &author_option, &created_option, &override_option, &drop_override_option};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -220,6 +221,13 @@ inline auto snapshot_next(const parsed_args& a) -> std::string {
         usage_error("--weights: " + err.message());
     }
     auto d = std::move(*next);
+    if (a.has(complete_flag.spec)) {
+        if (!before->in_transition()) {
+            input_error("--complete: epoch " + std::to_string(before->epoch()) + " of cluster " +
+                        quote(before->cluster()) + " is not in transition (no joining or leaving node)");
+        }
+        keyplace::detail::complete_states(d.nodes);
+    }
     if (const auto add = a.get(add_nodes_option.spec)) {
         const auto* row = keyplace::find_strategy(d.strategy.name);  // a loaded snapshot's: in the table
         if (row == nullptr) {
@@ -273,23 +281,57 @@ inline auto snapshot_verify(const parsed_args& a) -> std::string {
            "probe        " + s->probe_digest().hex() + "\n";
 }
 
+/// A JSON object (without a trailing newline) with one more member, name: value (JSON text), and
+/// a newline.
+inline auto with_member(std::string object, std::string_view name, const std::string& value) -> std::string {
+    object.pop_back();  // the closing brace
+    return object + "," + json_string(name) + ":" + value + "}\n";
+}
+
+/// How a movement was measured, for its report's header line.
+inline auto movement_basis(const keyplace::movement_report& m) -> std::string {
+    return m.exact ? "exact, over the whole hash space"
+                   : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " keys";
+}
+
+/// The text that introduces what a transition epoch prepares, or "" for a stable one.
+inline auto transition_note(const keyplace::snapshot& after) -> std::string {
+    if (!after.in_transition()) {
+        return "";
+    }
+    return "\nepoch " + std::to_string(after.epoch()) +
+           " is a transition: the above is what changes now (a joining node owns nothing until it is "
+           "active, a leaving node owns until it has left). Completing it (keyplace-cli snapshot next --complete) "
+           "moves, from its current to its pending placement:\n";
+}
+
 inline auto snapshot_diff(const parsed_args& a) -> std::string {
     const auto before = load_snapshot_file(a.value(before_file_option.spec));
     const auto after = load_snapshot_file(a.value(after_file_option.spec));
     const auto m = keyplace::detail::snapshot_movement(*before, *after);
     const auto plan = keyplace::plan_transfer(*before, *after);
-    const std::string basis = m.exact ? "exact, over the whole hash space"
-                                      : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " keys";
+    const std::string basis = movement_basis(m);
     const bool json = a.has(json_flag.spec);
     std::string movement = render_movement(before->strategy().name + " -> " + after->strategy().name,
                                            before->current().size(), after->current().size(), basis, m, json);
+    // A transition epoch moves nothing to its joining nodes yet: say what completing it moves.
+    std::string prepared;
+    if (after->in_transition()) {
+        const auto t = keyplace::transition_movement(*after);
+        prepared = render_movement(after->strategy().name, after->current().size(), after->pending().size(),
+                                   movement_basis(t), t, json);
+    }
     if (json) {
         movement.pop_back();  // the newline
+        if (!prepared.empty()) {
+            prepared.pop_back();
+        }
         return "{\"before_epoch\":" + std::to_string(before->epoch()) + ",\"after_epoch\":" +
-               std::to_string(after->epoch()) + ",\"movement\":" + movement + ",\"plan\":" + plan.to_json() + "}\n";
+               std::to_string(after->epoch()) + ",\"movement\":" + movement + ",\"plan\":" + plan.to_json() +
+               ",\"prepared\":" + (prepared.empty() ? std::string("null") : prepared) + "}\n";
     }
     return "epoch " + std::to_string(before->epoch()) + " -> " + std::to_string(after->epoch()) + "\n" + movement +
-           "\n" + plan.to_text(max_ranges_option.get(a));
+           "\n" + plan.to_text(max_ranges_option.get(a)) + transition_note(*after) + prepared;
 }
 
 /// Streams as locate does.
@@ -343,7 +385,17 @@ inline auto shadow(const parsed_args& a, std::istream& in) -> std::string {
         }
     }
     const auto r = cmp.report();
-    return a.has(json_flag.spec) ? r.to_json() + "\n" : r.to_text();
+    // The comparison is of the owners now; a transition epoch's own movement comes later.
+    const auto prepared = after->in_transition() ? std::optional(keyplace::transition_movement(*after)) : std::nullopt;
+    if (a.has(json_flag.spec)) {
+        return with_member(r.to_json(), "prepared_moved", prepared ? json_number(prepared->moved) : "null");
+    }
+    if (!prepared) {
+        return r.to_text();
+    }
+    return r.to_text() + "note             epoch " + std::to_string(after->epoch()) +
+           " is a transition: these are the owners now; completing it moves " + percent(prepared->moved) +
+           " of the keys (" + movement_basis(*prepared) + "; keyplace-cli snapshot diff)\n";
 }
 
 /// The plan between two partition tables, partition by partition: each partition whose replicas
@@ -389,11 +441,31 @@ inline auto plan(const parsed_args& a) -> std::string {
     const auto* ta = std::get_if<keyplace::partitions>(&after->current().strategy());
     if (tb != nullptr && ta != nullptr && tb->partition_count() == ta->partition_count() &&
         tb->replica_count() == ta->replica_count()) {
-        return partition_plan_report(keyplace::partition_moves(*tb, *ta), max_ranges_option.get(a),
-                                     a.has(json_flag.spec));
+        std::string out = partition_plan_report(keyplace::partition_moves(*tb, *ta), max_ranges_option.get(a),
+                                                a.has(json_flag.spec));
+        // A transition epoch: the partitions its completion moves, from its current table to its pending one.
+        const auto* tp = std::get_if<keyplace::partitions>(&after->pending().strategy());
+        const bool transition = after->in_transition() && tp != nullptr;
+        if (a.has(json_flag.spec)) {
+            out.pop_back();  // the newline
+            std::string prepared = "null";
+            if (transition) {
+                prepared = partition_plan_report(keyplace::partition_moves(*ta, *tp), max_ranges_option.get(a), true);
+                prepared.pop_back();
+            }
+            return with_member(out, "prepared", prepared);
+        }
+        return transition ? out + transition_note(*after) +
+                                partition_plan_report(keyplace::partition_moves(*ta, *tp), max_ranges_option.get(a), false)
+                          : out;
     }
     const auto p = keyplace::plan_transfer(*before, *after);
-    return a.has(json_flag.spec) ? p.to_json() + "\n" : p.to_text(max_ranges_option.get(a));
+    const auto prepared = after->in_transition() ? std::optional(keyplace::plan_transition(*after)) : std::nullopt;
+    if (a.has(json_flag.spec)) {
+        return with_member(p.to_json(), "prepared", prepared ? prepared->to_json() : "null");
+    }
+    return p.to_text(max_ranges_option.get(a)) +
+           (prepared ? transition_note(*after) + prepared->to_text(max_ranges_option.get(a)) : std::string());
 }
 
 }  // namespace keyplace_cli

@@ -19,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 using keyplace::errc;
@@ -571,6 +572,71 @@ TEST_CASE("plan: the changed ranges sum to analysis's exact movement, sorted and
     CHECK(plan.ranges.empty());
     CHECK(std::abs(plan.moved - 0.2) < 4 * std::sqrt(0.2 * 0.8 / 131072.0));  // the joiner's 1/5
     CHECK(plan.to_text().find("sampled") != std::string::npos);
+}
+
+namespace transition_test {
+/// A stable epoch of n nodes of strategy (param = value), and its successor in which node "n<n>" joins.
+auto stable_and_joining(const std::string& strategy, std::size_t n, const std::string& param, std::uint64_t value)
+    -> std::pair<snapshot, snapshot> {
+    auto d = description(strategy, n);
+    d.strategy.params[param] = value;
+    auto stable = snapshot::build(d);
+    auto next = stable.successor();
+    next.nodes.push_back({"n" + std::to_string(n), "", 1, {}, node_state::joining});
+    return {std::move(stable), snapshot::build(next)};
+}
+}  // namespace transition_test
+
+TEST_CASE("transition: a joining epoch moves nothing now and prepares the joiner's share, completion finishes it",
+          "[snapshot][plan][transition]") {
+    const auto [stable, joining] = transition_test::stable_and_joining("ring", 4, "vnodes", 32);
+    // The trap: against the epoch before, nothing moves (a joining node owns nothing yet).
+    CHECK(keyplace::detail::snapshot_movement(stable, joining).moved == 0);
+    // What the transition prepares: exactly n4's share of its pending ring (the ring moves the
+    // minimum: every key n4 takes comes from another node, and no other key moves).
+    const auto prepared = keyplace::transition_movement(joining);
+    CHECK(prepared.exact);
+    const auto& pending = std::get<keyplace::ring>(joining.pending().strategy());
+    const auto share = keyplace::ownership(pending).share;
+    std::size_t n4 = 0;
+    while (pending.node(keyplace::node_index{static_cast<std::uint32_t>(n4)}).id != "n4") {
+        ++n4;
+    }
+    CHECK(std::fabs(prepared.moved - (share[n4])) < 1e-12);
+    CHECK(std::fabs(prepared.moved - (prepared.minimum)) < 1e-12);
+    CHECK(prepared.violations == 0);
+    // completion(): the next epoch, every joining node active, placing keys as pending() does.
+    const auto done_d = keyplace::completion(joining);
+    CHECK(done_d.epoch == joining.epoch() + 1);
+    CHECK(done_d.parent_epoch == joining.epoch());
+    CHECK(std::all_of(done_d.nodes.begin(), done_d.nodes.end(),
+                      [](const snapshot_node& n) { return n.state == node_state::active; }));
+    const auto done = snapshot::build(done_d);
+    CHECK_FALSE(done.in_transition());
+    for (int i = 0; i < 2000; ++i) {
+        const std::string key = "user:" + std::to_string(i);
+        CHECK(done.owner(key).id == joining.nodes()[joining.pending().owner(key)].id);
+    }
+    CHECK(std::fabs(keyplace::detail::snapshot_movement(stable, done).moved - (prepared.moved)) < 1e-12);
+    // A stable epoch prepares nothing; a leaving node's epoch prepares its share, and completes to left.
+    CHECK(keyplace::transition_movement(stable).moved == 0);
+    auto leave = stable.successor();
+    leave.nodes[1].state = node_state::leaving;
+    const auto leaving = snapshot::build(leave);
+    const auto& now = std::get<keyplace::ring>(leaving.current().strategy());
+    CHECK(std::fabs(keyplace::transition_movement(leaving).moved - (keyplace::ownership(now).share[1])) < 1e-12);
+    CHECK(keyplace::completion(leaving).nodes[1].state == node_state::left);
+}
+
+TEST_CASE("transition: a partition table's joining epoch prepares the claimed slots' movement", "[snapshot][transition]") {
+    const auto [stable, joining] = transition_test::stable_and_joining("partitions", 3, "partitions", 256);
+    CHECK(keyplace::detail::snapshot_movement(stable, joining).moved == 0);
+    const auto prepared = keyplace::transition_movement(joining);
+    const auto done = snapshot::build(keyplace::completion(joining));
+    // The completed epoch carries the pending table: the same movement measured both ways,
+    // and the partitions the joiner claims (64 of 256: a quarter, the minimum) are what moves.
+    CHECK(std::fabs(prepared.moved - (keyplace::detail::snapshot_movement(stable, done).moved)) < 1e-12);
+    CHECK(std::fabs(prepared.moved - (0.25)) < 1e-12);
 }
 
 TEST_CASE("plan: a ring join's ranges are the joiner's arcs, and replicas copy from the same zone",

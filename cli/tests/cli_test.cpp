@@ -66,6 +66,13 @@ auto run_cli(const std::vector<std::string_view>& args, const std::string& input
     return {status, out.str(), err.str()};
 }
 
+// The plan command's JSON for a library object: the object, and "prepared": null (the after
+// epoch is not in transition), and a newline.
+auto with_prepared_null(std::string json) -> std::string {
+    json.pop_back();  // the closing brace
+    return json + ",\"prepared\":null}\n";
+}
+
 // A failure: the given status, nothing on stdout, exactly one line on stderr containing fragment.
 void expect_failure(const result& r, int status, const std::string& fragment) {
     CHECK(r.status == status);
@@ -1295,7 +1302,7 @@ TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snaps
     CHECK_THAT(diff.out, Catch::Matchers::Contains("exact, over the whole hash space"));
     CHECK_THAT(diff.out, Catch::Matchers::Contains("residues modulo 251"));
     const auto plan = run_cli({"plan", "--before", pa, "--after", pb, "--json"});
-    CHECK(plan.out == keyplace::plan_transfer(before, after).to_json() + "\n");
+    CHECK(plan.out == with_prepared_null(keyplace::plan_transfer(before, after).to_json()));
     std::string keys;
     for (int i = 0; i < 20000; ++i) {
         keys += "k" + std::to_string(i) + "\n";
@@ -1332,7 +1339,7 @@ TEST_CASE("cli: overrides through snapshot create and next, honored by locate --
     CHECK(run_cli({"locate", "--snapshot", p2}, "hot:1\n").out == "a\n");
     const auto plan = run_cli({"plan", p1, p2, "--json"});
     REQUIRE(plan.status == 0);
-    CHECK(plan.out == keyplace::plan_transfer(s, two).to_json() + "\n");
+    CHECK(plan.out == with_prepared_null(keyplace::plan_transfer(s, two).to_json()));
     CHECK_THAT(plan.out, Catch::Matchers::Contains("{\"key\":\"hot:1\",\"before\":[\"b\"],\"after\":[\"a\"]"));
     const auto sh = run_cli({"shadow", p1, p2, "--json"}, "hot:1\nhot:1\nuser:7\n");
     REQUIRE(sh.status == 0);
@@ -2524,6 +2531,81 @@ TEST_CASE("cli: --snapshot names one snapshot document everywhere, --before and 
     expect_failure(run_cli({"snapshot", "next", path, "--add", "d", "--addresses", "e=10.0.0.5:1"}), 2,
                    "--addresses names 'e', which is not in the snapshot or --add");
     std::filesystem::remove(path);
+}
+#endif
+
+#if KEYPLACE_CLI_SNAPSHOTS
+/// The figure after "moved" on the first line that starts so in text ("moved          25.1234%").
+auto moved_figure(const std::string& text, std::size_t from = 0) -> std::string {
+    const auto at = text.find("\nmoved ", from);
+    REQUIRE(at != std::string::npos);
+    const auto start = text.find_first_not_of(' ', at + 7);
+    return text.substr(start, text.find('%', start) - start);
+}
+
+TEST_CASE("cli: a transition epoch's diff, plan and shadow show what completing it moves, and next --complete completes it",
+          "[cli][snapshot][transition]") {
+    const auto s1 = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu"});
+    REQUIRE(s1.status == 0);
+    const auto p1 = temp_file("kp_cli_t1.json", s1.out);
+    const auto s2 = run_cli({"snapshot", "next", p1, "--add", "d"});
+    REQUIRE(s2.status == 0);
+    const auto p2 = temp_file("kp_cli_t2.json", s2.out);
+    // The one-shot join, measured by diff over node lists: the figure the transition prepares.
+    const auto join = run_cli({"diff", "--strategy", "ring", "--nodes-before", "a,b,c", "--nodes-after", "a,b,c,d"});
+    REQUIRE(join.status == 0);
+    const std::string join_moved = moved_figure("\n" + join.out);
+    CHECK(join_moved != "0.0000");
+
+    const auto diff = run_cli({"snapshot", "diff", p1, p2});
+    REQUIRE(diff.status == 0);
+    CHECK(moved_figure("\n" + diff.out) == "0.0000");  // nothing moves now: d owns nothing yet
+    const auto note = diff.out.find("epoch 2 is a transition");
+    REQUIRE(note != std::string::npos);
+    CHECK(moved_figure(diff.out, note) == join_moved);
+    const auto diff_json = run_cli({"snapshot", "diff", p1, p2, "--json"});
+    CHECK_THAT(diff_json.out, Catch::Matchers::Contains("\"prepared\":{\"strategy\":\"ring\""));
+    // A stable pair has nothing prepared.
+    CHECK_THAT(run_cli({"snapshot", "diff", p1, p1, "--json"}).out, Catch::Matchers::EndsWith("\"prepared\":null}\n"));
+    CHECK(run_cli({"snapshot", "diff", p1, p1}).out.find("is a transition") == std::string::npos);
+
+    const auto plan = run_cli({"plan", p1, p2});
+    REQUIRE(plan.status == 0);
+    CHECK_THAT(plan.out, Catch::Matchers::StartsWith("plan: exact, points64; 0 ranges"));
+    CHECK_THAT(plan.out, Catch::Matchers::Contains("epoch 2 is a transition"));
+    CHECK_THAT(plan.out, Catch::Matchers::Contains(join_moved + "% of the key space changes copies"));
+    CHECK_THAT(run_cli({"plan", p1, p2, "--json"}).out, !Catch::Matchers::Contains("\"prepared\":null"));
+
+    const auto shadow = run_cli({"shadow", p1, p2}, "user:1\nuser:2\nuser:3\n");
+    REQUIRE(shadow.status == 0);
+    CHECK_THAT(shadow.out, Catch::Matchers::Contains("note             epoch 2 is a transition: these are the owners now; "
+                                                     "completing it moves " + join_moved + "%"));
+
+    // next --complete: d active, epoch 3, and the same placement as marking d active by hand.
+    const auto s3 = run_cli({"snapshot", "next", p2, "--complete"});
+    REQUIRE(s3.status == 0);
+    const auto by_hand = run_cli({"snapshot", "next", p2, "--states", "d=active"});
+    REQUIRE(by_hand.status == 0);
+    const auto fingerprint = [](const std::string& doc) {
+        const auto at = doc.find("\"fingerprint\": \"");
+        return doc.substr(at, 50);
+    };
+    CHECK(fingerprint(s3.out) == fingerprint(by_hand.out));
+    const auto p3 = temp_file("kp_cli_t3.json", s3.out);
+    CHECK_THAT(run_cli({"snapshot", "verify", p3}).out, Catch::Matchers::Contains("nodes        4 (4 active)\n"));
+    // A leaving node completes to left.
+    const auto s4 = run_cli({"snapshot", "next", p3, "--states", "a=leaving"});
+    const auto p4 = temp_file("kp_cli_t4.json", s4.out);
+    const auto s5 = run_cli({"snapshot", "next", p4, "--complete"});
+    REQUIRE(s5.status == 0);
+    const auto p5 = temp_file("kp_cli_t5.json", s5.out);
+    CHECK_THAT(run_cli({"snapshot", "verify", p5}).out, Catch::Matchers::Contains("(3 active, 1 left)"));
+    // Nothing to complete: refused, naming the epoch, and nothing written.
+    expect_failure(run_cli({"snapshot", "next", p1, "--complete"}), 1,
+                   "--complete: epoch 1 of cluster 'eu' is not in transition (no joining or leaving node)");
+    for (const auto& p : {p1, p2, p3, p4, p5}) {
+        std::filesystem::remove(p);
+    }
 }
 #endif
 

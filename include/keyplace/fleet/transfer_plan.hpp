@@ -110,6 +110,25 @@ struct transfer_plan {
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan;
 /// The plan of the transition one snapshot describes: current() to pending().
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan;
+namespace detail {
+/// A transition's states completed: joining nodes active, leaving nodes left.
+inline void complete_states(std::vector<snapshot_node>& nodes) noexcept {
+    for (auto& n : nodes) {
+        n.state = n.state == node_state::joining   ? node_state::active
+                  : n.state == node_state::leaving ? node_state::left
+                                                   : n.state;
+    }
+}
+}  // namespace detail
+
+/// The epoch that completes the transition s describes: s.successor() (epoch + 1, parent s's
+/// epoch, pending()'s tables carried) with every joining node active and every leaving node
+/// left. Its current() places keys as s.pending() does.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto completion(const snapshot& s) -> snapshot_description;
+/// What completing s's transition moves: s.current() to s.pending(), measured as between two
+/// snapshots (exact where the strategy allows). A joining epoch moves nothing now (a joining node
+/// owns nothing yet); this is the movement it prepares. 0 when s is not in transition.
+[[nodiscard]] KEYPLACE_DETAIL_INLINE auto transition_movement(const snapshot& s) -> movement_report;
 
 // The definitions: here in a header-only build; in keyplace::compiled's source where
 // KEYPLACE_COMPILED is defined (config.hpp).
@@ -379,6 +398,19 @@ KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot
         }
     }
     return std::move(pb.plan);
+}
+
+KEYPLACE_DETAIL_INLINE auto completion(const snapshot& s) -> snapshot_description {
+    auto d = s.successor();
+    detail::complete_states(d.nodes);
+    return d;
+}
+
+KEYPLACE_DETAIL_INLINE auto transition_movement(const snapshot& s) -> movement_report {
+    auto done = completion(s);
+    done.epoch = 2;  // compared, never published: any epochs do (s's may be the largest)
+    done.parent_epoch = 1;
+    return detail::snapshot_movement(s, snapshot::build(done));
 }
 
 KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan {
