@@ -33,6 +33,10 @@ inline constexpr number_option<std::uint64_t> watch_count_option{
     {"count", "N", "stop after N adopted snapshots (default: run until SIGINT or SIGTERM)"}, std::nullopt, 1};
 inline constexpr number_option<std::uint32_t> lease_ttl_option{
     {"lease-ttl", "SECONDS", "the report's lease: it disappears this long after the watcher dies"}, 10, 1, 3600};
+inline constexpr plain_option cache_option{
+    {"cache", "FILE",
+     "keep the last adopted snapshot in FILE, and start from it when etcd is unreachable (no older epoch is "
+     "adopted after it)"}};
 inline constexpr plain_option cacert_option{
     {"cacert", "FILE", "verify etcd's certificate with this CA bundle (PEM; default: the system's CAs)"}};
 inline constexpr plain_option cert_option{{"cert", "FILE", "this client's TLS certificate (PEM; needs --key)"}};
@@ -80,9 +84,9 @@ struct etcd_watch_command {
     static constexpr component needs = component::etcd;
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr auto options() {
-        return std::tuple{&endpoints_option,   &etcd_cluster_option, &client_id_option, &watch_count_option,
-                          &lease_ttl_option,   &json_flag,           &cacert_option,    &cert_option,
-                          &key_option,         &user_option,         &password_file_option};
+        return std::tuple{&endpoints_option, &etcd_cluster_option, &client_id_option, &watch_count_option,
+                          &lease_ttl_option, &cache_option,        &json_flag,        &cacert_option,
+                          &cert_option,      &key_option,          &user_option,      &password_file_option};
     }
     /// Writes as it goes: run() hands it its streams.
     static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string;

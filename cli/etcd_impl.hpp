@@ -284,9 +284,36 @@ inline auto default_client_id() -> std::string {
 
 /// What the watcher's thread hands the printing thread: an adoption line or a refusal line.
 struct watch_line {
-    bool adopted = false;
+    enum class kind : std::uint8_t { adopted, restored, message };
+    kind what = kind::message;
     std::string text;
 };
+
+// One line of etcd watch: "epoch N fingerprint F at T" (and " restored from 'FILE'"), or JSON.
+inline auto watch_text(const keyplace::snapshot& s, bool json, const std::string* restored_from) -> std::string {
+    const auto at = utc_now();
+    if (json) {
+        json_writer w;
+        w.begin_object().member("epoch", s.epoch()).member("fingerprint", s.fingerprint().hex()).member("at", at);
+        if (restored_from != nullptr) {
+            w.member("restored_from", *restored_from);
+        }
+        return w.end_object().str() + "\n";
+    }
+    std::string text = "epoch " + std::to_string(s.epoch()) + " fingerprint " + s.fingerprint().hex() + " at " + at;
+    if (restored_from != nullptr) {
+        text += " restored from " + keyplace::detail::quote(*restored_from);
+    }
+    return text + "\n";
+}
+
+// A message for stderr on one line.
+inline auto one_line(std::string text) -> std::string {
+    for (auto& ch : text) {
+        ch = ch == '\n' || ch == '\r' ? ' ' : ch;
+    }
+    return text + "\n";
+}
 
 inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& err) -> std::string {
     const auto cluster = etcd_cluster(a);
@@ -305,31 +332,28 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
         usage_error("--client-id: " + f.message());  // --cluster was checked above
     }
     o.lease_ttl = std::chrono::seconds(lease_ttl_option.get(a));
-    o.on_adopt = [&](const keyplace::snapshot& s) {
-        const auto at = utc_now();
-        std::string text = json ? json_writer()
-                                          .begin_object()
-                                          .member("epoch", s.epoch())
-                                          .member("fingerprint", s.fingerprint().hex())
-                                          .member("at", at)
-                                          .end_object()
-                                          .str() +
-                                      "\n"
-                                : "epoch " + std::to_string(s.epoch()) + " fingerprint " + s.fingerprint().hex() +
-                                      " at " + at + "\n";
+    const auto push = [&](watch_line::kind what, std::string text) {
         const std::lock_guard lock(m);
-        lines.push_back({true, std::move(text)});
+        lines.push_back({what, std::move(text)});
         cv.notify_one();
     };
+    o.on_adopt = [&](const keyplace::snapshot& s) { push(watch_line::kind::adopted, watch_text(s, json, nullptr)); };
     o.on_refuse = [&](keyplace::etcd::refusal, const std::string& message) {
-        std::string text = "keyplace-cli: refused: " + message;
-        for (auto& ch : text) {
-            ch = ch == '\n' || ch == '\r' ? ' ' : ch;
-        }
-        const std::lock_guard lock(m);
-        lines.push_back({false, text + "\n"});
-        cv.notify_one();
+        push(watch_line::kind::message, one_line("keyplace-cli: refused: " + message));
     };
+    const auto cache = a.get(cache_option.spec);
+    if (cache) {
+        if (cache->empty()) {
+            usage_error("--cache: an empty file name");
+        }
+        o.cache_file = *cache;
+        o.on_restore = [&](const keyplace::snapshot& s) {
+            push(watch_line::kind::restored, watch_text(s, json, &*cache));
+        };
+        o.on_cache_error = [&](const std::string& message) {
+            push(watch_line::kind::message, one_line("keyplace-cli: " + message));
+        };
+    }
 
     const signal_scope signals;
     std::uint64_t adopted = 0;
@@ -343,7 +367,7 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
                 ready.swap(lines);
             }
             for (auto& line : ready) {
-                if (!line.adopted) {
+                if (line.what == watch_line::kind::message) {
                     err << line.text;
                     err.flush();
                     continue;
@@ -356,7 +380,8 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
                 if (!out) {
                     input_error("cannot write the output");
                 }
-                ++adopted;
+                // --count counts adoptions from etcd: a restored snapshot is printed, not counted.
+                adopted += line.what == watch_line::kind::adopted ? 1 : 0;
             }
         }
     }

@@ -102,9 +102,9 @@ _keyplace_cli() {
             files='--cacert --cert --key --password-file'
             positional=0 ;;
         'etcd watch')
-            options='--endpoints --cluster --client-id --count --lease-ttl --json --cacert --cert --key --user --password-file --help'
-            valued='--endpoints --cluster --client-id --count --lease-ttl --cacert --cert --key --user --password-file'
-            files='--cacert --cert --key --password-file'
+            options='--endpoints --cluster --client-id --count --lease-ttl --cache --json --cacert --cert --key --user --password-file --help'
+            valued='--endpoints --cluster --client-id --count --lease-ttl --cache --cacert --cert --key --user --password-file'
+            files='--cache --cacert --cert --key --password-file'
             positional=0 ;;
         'etcd status')
             options='--endpoints --cluster --json --cacert --cert --key --user --password-file --help'

@@ -2145,6 +2145,8 @@ TEST_CASE("cli: etcd commands refuse a cluster or client id outside the name gra
                                 "--count", "1"}),
                        2, "--client-id: client id '");
     }
+    expect_failure(run_cli({"etcd", "watch", "--endpoints", endpoint, "--cluster", "eu", "--cache", "", "--count", "1"}),
+                   2, "--cache: an empty file name");
 }
 #endif
 

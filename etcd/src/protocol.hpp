@@ -69,6 +69,25 @@ auto guarded(error_info& err, F&& f) noexcept -> decltype(f()) {
 [[nodiscard]] auto report_value(std::string_view client_id, std::uint64_t epoch, const digest128& fp)
     -> std::string;
 
+// ---- the watcher's snapshot cache (cache.cpp) -------------------------------------------------
+
+/// Writes the document and the fingerprint `current` stated for it to path (through path.tmp,
+/// fsync and rename). Empty on success, else the reason, naming the file and the OS's error.
+[[nodiscard]] auto write_cache(const std::string& path, std::string_view document, const digest128& stated)
+    -> std::string;
+
+/// What read_cache found: a snapshot, nothing (absent), or a refusal with its reason.
+struct cache_outcome {
+    std::optional<snapshot> snap;
+    digest128 stated{};
+    std::string document;
+    bool absent = false;
+    refusal why = refusal::other;
+    std::string message;  ///< names the file and what is wrong with it
+};
+/// Reads path and loads its snapshot, which must be of `cluster`: true when out.snap holds it.
+[[nodiscard]] auto read_cache(const std::string& path, const std::string& cluster, cache_outcome& out) -> bool;
+
 }  // namespace etcd::internal
 KEYPLACE_NAMESPACE_END
 

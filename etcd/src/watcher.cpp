@@ -1,6 +1,7 @@
 // keyplace — keyplace::etcd's watcher: it adopts the snapshots `current` names over any kv_store
 // (adoption and refusals, never an older epoch), watches for the next, re-reads after a
-// compaction, reports itself under a lease, and backs off after failures.
+// compaction, reports itself under a lease, backs off after failures, and keeps its last
+// snapshot in a cache file to start from when etcd is down.
 #include "protocol.hpp"
 
 #include <keyplace/fleet/json.hpp>
@@ -68,6 +69,9 @@ struct watcher::impl {
     std::atomic<std::uint64_t> refused{0};
     std::atomic<std::uint64_t> reconnects{0};
     std::atomic<std::chrono::steady_clock::rep> contact{0};
+    std::atomic<std::uint64_t> restored_epoch{0};
+    std::atomic<std::uint64_t> cache_writes{0};
+    std::atomic<std::uint64_t> cache_failures{0};
 
     // Only the watch thread touches these.
     digest128 fingerprint{};
@@ -124,6 +128,59 @@ struct watcher::impl {
             case fleet_errc::fingerprint_mismatch:
             case fleet_errc::split_brain: return refusal::fingerprint_mismatch;
             default: return refusal::other;
+        }
+    }
+
+    // The constructor's first step, before any thread: adopts the cache file's snapshot, or
+    // refuses the file (a missing one is a first start).
+    void restore() {
+        if (options.cache_file.empty()) {
+            return;
+        }
+        internal::cache_outcome found;
+        if (!internal::read_cache(options.cache_file, options.cluster, found)) {
+            if (!found.absent) {
+                refuse(found.why, found.message, -1);
+            }
+            return;
+        }
+        auto shared = std::make_shared<const snapshot>(std::move(*found.snap));
+        local = std::make_unique<publisher>(shared);
+        local_ptr.store(local.get(), std::memory_order_release);
+        fingerprint = shared->fingerprint();
+        stated_fingerprint = found.stated;
+        epoch.store(shared->epoch(), std::memory_order_release);
+        restored_epoch.store(shared->epoch(), std::memory_order_relaxed);
+        ++report_version;
+        if (options.on_restore) {
+            try {
+                options.on_restore(*shared);
+            } catch (...) {
+            }
+        }
+    }
+
+    // After an adoption, on the watch thread: the document as etcd held it, and what current stated.
+    void persist(std::string_view document, const digest128& stated) {
+        if (options.cache_file.empty()) {
+            return;
+        }
+        std::string failure;
+        try {
+            failure = internal::write_cache(options.cache_file, document, stated);
+        } catch (const std::exception& e) {
+            failure = "cache " + detail::quote(options.cache_file) + ": " + e.what();
+        }
+        if (failure.empty()) {
+            cache_writes.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        cache_failures.fetch_add(1, std::memory_order_relaxed);
+        if (options.on_cache_error) {
+            try {
+                options.on_cache_error(failure);
+            } catch (...) {
+            }
         }
     }
 
@@ -227,6 +284,7 @@ struct watcher::impl {
             ++report_version;
         }
         cv.notify_all();
+        persist(doc->value, cur->fingerprint);
         if (options.on_adopt) {
             try {
                 options.on_adopt(*shared);
@@ -370,6 +428,7 @@ watcher::watcher(watcher_options options)
 watcher::watcher(watcher_options options, const connector& connect)
     : impl_(std::make_unique<impl>(checked(std::move(options)), connect)) {
     impl_->touch();
+    impl_->restore();
     try {
         impl_->watch_thread = std::thread([this] { impl_->watch_loop(); });
         impl_->report_thread = std::thread([this] { impl_->report_loop(); });
@@ -419,6 +478,9 @@ auto watcher::stats() const -> watcher_stats {
     const auto then =
         std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(impl_->contact.load()));
     s.since_contact = std::chrono::steady_clock::now() - then;
+    s.restored_epoch = impl_->restored_epoch.load(std::memory_order_relaxed);
+    s.cache_writes = impl_->cache_writes.load(std::memory_order_relaxed);
+    s.cache_failures = impl_->cache_failures.load(std::memory_order_relaxed);
     return s;
 }
 

@@ -8,15 +8,10 @@ set -euo pipefail
 
 cli=$1
 fixture=$2
-if ! command -v etcd >/dev/null 2>&1; then
-    echo "etcd is not installed: skipped"
-    exit 77
-fi
-[[ -s "$fixture/endpoint" ]] || { echo "FAIL: no endpoint in $fixture/endpoint (is the etcd fixture up?)"; exit 1; }
-endpoint=$(<"$fixture/endpoint")
-cluster="cli-fleet-$$-$RANDOM"  # the fixture's etcd is shared: keys of our own
 # shellcheck source=cli_test_lib.sh
 source "$(dirname "$0")/cli_test_lib.sh"
+endpoint=$(fixture_endpoint "$fixture") || exit $?
+cluster="cli-fleet-$$-$RANDOM"  # the fixture's etcd is shared: keys of our own
 etcd_cli() { "$cli" etcd "$1" --endpoints "$endpoint" --cluster "$cluster" "${@:2}"; }
 iso='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z'
 

@@ -29,3 +29,14 @@ until_true() {
         sleep 0.1
     done
 }
+
+# fixture_endpoint FIXTURE_DIR: prints the single-member fixture's client URL (tests/etcd/etcd_server.sh);
+# exits 77 (skipped) when etcd is not installed, 1 when the fixture is not up.
+fixture_endpoint() {
+    if ! command -v etcd >/dev/null 2>&1; then
+        echo "etcd is not installed: skipped" >&2
+        exit 77
+    fi
+    [[ -s "$1/endpoint" ]] || { echo "FAIL: no endpoint in $1/endpoint (is the etcd fixture up?)" >&2; exit 1; }
+    cat "$1/endpoint"
+}

@@ -11,12 +11,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace etcd = keyplace::etcd;
 using keyplace::errc;
@@ -332,6 +335,53 @@ TEST_CASE("etcd watcher: keeps serving while etcd is down and catches up after i
         CHECK(ws[i]->stats().reconnects >= 1);
         CHECK(recs[i]->increasing());
     }
+}
+
+TEST_CASE("etcd watcher: restarted while etcd is down, it routes with the epoch its cache file kept, then catches "
+          "up when etcd returns, never going back",
+          "[etcd]") {
+    const std::string cluster = "t-cache";
+    const auto dir = std::filesystem::temp_directory_path() / ("keyplace-etcd-cache-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string cache = (dir / "watcher.cache").string();
+    const snapshot second = snap(cluster, 2);
+    {
+        etcd::client c(connection());
+        must_publish(c, snap(cluster, 1));
+        must_publish(c, second);
+        auto o = options(cluster, "cached");
+        o.cache_file = cache;
+        o.revoke_on_exit = false;  // as a killed process leaves it
+        etcd::watcher w(std::move(o));
+        REQUIRE(eventually([&] { return w.stats().epoch == 2 && w.stats().cache_writes >= 1; }));
+    }
+
+    server("stop");
+    recorder rec;
+    auto o = options(cluster, "cached");
+    rec.attach(o);
+    o.cache_file = cache;
+    etcd::watcher w(std::move(o));
+    REQUIRE(w.local() != nullptr);
+    auto reader = w.local()->make_reader();
+    CHECK(reader.get().epoch() == 2);
+    CHECK(reader.get().fingerprint() == second.fingerprint());
+    for (const char* key : {"user:42", "user:7", "cart:9"}) {
+        CHECK(reader.get().owner(key).id == second.owner(key).id);
+    }
+    CHECK(w.stats().restored_epoch == 2);
+    server("restart");
+
+    etcd::client c(connection());
+    const snapshot third = snap(cluster, 3);
+    error_info err;
+    REQUIRE(eventually([&] { return etcd::publish(c, third, err) || err.code() == errc::stale_epoch; }));
+    REQUIRE(eventually([&] { return w.stats().epoch == 3; }));
+    CHECK(w.local()->make_reader().get().fingerprint() == third.fingerprint());
+    CHECK(rec.epochs == std::vector<std::uint64_t>{3});  // 2 came from the file; nothing older was adopted
+    CHECK(rec.refusal_count() == 0);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("etcd watcher: the report of a client that died without revoking disappears after its lease TTL",

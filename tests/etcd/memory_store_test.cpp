@@ -12,10 +12,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace etcd = keyplace::etcd;
 using keyplace::errc;
@@ -59,6 +64,70 @@ void point(etcd::kv_store& c, const std::string& cluster, std::uint64_t e, const
     REQUIRE(c.put(etcd::current_key(cluster), R"({"epoch":)" + std::to_string(e) + R"(,"fingerprint":")" + fp.hex() +
                                                   R"("})",
                   err));
+}
+
+// A fresh directory under the system's temporary one, removed with everything in it.
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir() {
+        static std::atomic<int> serial{0};
+        path = std::filesystem::temp_directory_path() /
+               ("keyplace-cache-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    auto operator=(const temp_dir&) -> temp_dir& = delete;
+    [[nodiscard]] auto file(const std::string& name) const -> std::string { return (path / name).string(); }
+};
+
+auto slurp(const std::string& path) -> std::string {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    REQUIRE(out.good());
+}
+
+// The options of a watcher that keeps its snapshot in cache, recording restores and cache errors.
+struct cache_recorder : recorder {
+    std::vector<std::uint64_t> restored;
+    std::vector<std::string> cache_errors;
+
+    void attach_cache(etcd::watcher_options& o, const std::string& cache) {
+        attach(o);
+        o.cache_file = cache;
+        o.on_restore = [this](const snapshot& s) {
+            const std::lock_guard lock(mu);
+            restored.push_back(s.epoch());
+        };
+        o.on_cache_error = [this](const std::string& m) {
+            const std::lock_guard lock(mu);
+            cache_errors.push_back(m);
+        };
+    }
+    auto cache_error_count() -> std::size_t {
+        const std::lock_guard lock(mu);
+        return cache_errors.size();
+    }
+};
+
+// Runs a watcher on store until it adopted `epoch` and wrote it to cache.
+void adopt_and_persist(const std::shared_ptr<etcd::memory_store>& store, const std::string& cluster,
+                       const std::string& cache, std::uint64_t epoch) {
+    cache_recorder rec;
+    auto o = options(cluster, "writer");
+    rec.attach_cache(o, cache);
+    const auto w = watcher_on(store, std::move(o));
+    REQUIRE(eventually([&] { return w->stats().epoch == epoch && w->stats().cache_writes >= 1; }));
+    CHECK(rec.cache_error_count() == 0);
 }
 
 }  // namespace memory_store_test
@@ -544,4 +613,227 @@ TEST_CASE("etcd watcher over memory: a bad name is refused before connecting, an
     } catch (const keyplace::error& e) {
         CHECK(std::string(e.what()) == "etcd watcher: the connector gave no kv_store");
     }
+}
+
+TEST_CASE("etcd watcher over memory: restarts from its cache file while etcd is down, routes with it, then catches "
+          "up and never goes back",
+          "[etcd-memory]") {
+    const std::string cluster = "m-cache";
+    const temp_dir dir;
+    const std::string cache = dir.file("snapshot.cache");
+    auto store = std::make_shared<etcd::memory_store>();
+    const snapshot second = snap(cluster, 2);
+    must_publish(*store, snap(cluster, 1));
+    must_publish(*store, second);
+    adopt_and_persist(store, cluster, cache, 2);
+    CHECK_FALSE(std::filesystem::exists(cache + ".tmp"));  // renamed over the file, not left beside it
+
+    // The process restarts while etcd is down: it routes with epoch 2 before etcd answers once.
+    store->set_down(true);
+    cache_recorder rec;
+    auto o = options(cluster, "restarted");
+    rec.attach_cache(o, cache);
+    const auto w = watcher_on(store, std::move(o));
+    REQUIRE(w->local() != nullptr);  // at construction, not eventually
+    CHECK(w->wait_for_snapshot(0ms));
+    const auto reader_snapshot = w->local()->current();
+    CHECK(reader_snapshot->epoch() == 2);
+    CHECK(reader_snapshot->fingerprint() == second.fingerprint());
+    for (const char* key : {"user:42", "user:7", "cart:9"}) {
+        CHECK(reader_snapshot->owner(key).id == second.owner(key).id);
+    }
+    CHECK(w->stats().restored_epoch == 2);
+    CHECK(w->stats().epoch == 2);
+    CHECK(w->stats().adopted == 0);
+    CHECK(rec.restored == std::vector<std::uint64_t>{2});
+
+    // etcd returns with a rolled-back current (epoch 1, as a restore from an old backup would):
+    // refused, epoch 2 stays.
+    const std::uint64_t refusals_before = rec.refusal_count();
+    store->set_down(false);
+    point(*store, cluster, 1, snap(cluster, 1).fingerprint());
+    REQUIRE(eventually([&] { return rec.refusal_count() > refusals_before; }));
+    CHECK(rec.refusal_at(refusals_before).first == etcd::refusal::stale_epoch);
+    CHECK(w->stats().epoch == 2);
+    // Then a newer epoch: adopted and written to the file.
+    const snapshot third = snap(cluster, 3);
+    point(*store, cluster, 2, second.fingerprint());
+    must_publish(*store, third);
+    REQUIRE(eventually([&] { return w->stats().epoch == 3 && w->stats().cache_writes >= 1; }));
+    CHECK(rec.increasing());
+    CHECK(rec.epochs == std::vector<std::uint64_t>{3});
+
+    // A third start reads epoch 3 from the file.
+    cache_recorder again;
+    auto o3 = options(cluster, "third");
+    again.attach_cache(o3, cache);
+    store->set_down(true);
+    const auto w3 = watcher_on(store, std::move(o3));
+    REQUIRE(w3->local() != nullptr);
+    CHECK(w3->local()->current()->fingerprint() == third.fingerprint());
+    CHECK(w3->stats().restored_epoch == 3);
+}
+
+TEST_CASE("etcd watcher over memory: a first start without a cache file is no error, and the file is written after "
+          "the first adoption",
+          "[etcd-memory]") {
+    const std::string cluster = "m-cache-first";
+    const temp_dir dir;
+    const std::string cache = dir.file("first.cache");
+    auto store = std::make_shared<etcd::memory_store>();
+    cache_recorder rec;
+    auto o = options(cluster, "first");
+    rec.attach_cache(o, cache);
+    const auto w = watcher_on(store, std::move(o));
+    CHECK(w->local() == nullptr);
+    CHECK(w->stats().restored_epoch == 0);
+    CHECK(rec.refusal_count() == 0);
+    CHECK_FALSE(std::filesystem::exists(cache));
+    must_publish(*store, snap(cluster, 4));
+    REQUIRE(eventually([&] { return w->stats().cache_writes == 1; }));
+    const std::string text = slurp(cache);
+    CHECK(text.rfind("keyplace-watcher-cache 1 stated=" + snap(cluster, 4).fingerprint().hex() + " length=", 0) == 0);
+    // What follows the header is the document as etcd holds it.
+    error_info err;
+    const auto held = store->get(etcd::snapshot_key(cluster, 4), err);
+    REQUIRE(held);
+    CHECK(text.substr(text.find('\n') + 1) == held->value);
+}
+
+TEST_CASE("etcd watcher over memory: a corrupt, truncated, foreign, mislabelled or unreadable cache file is refused "
+          "with its reason and left as it is, and the watcher waits for etcd",
+          "[etcd-memory]") {
+    const std::string cluster = "m-cache-bad";
+    const temp_dir dir;
+    const std::string good_file = dir.file("good.cache");
+    auto store = std::make_shared<etcd::memory_store>();
+    must_publish(*store, snap(cluster, 2));
+    adopt_and_persist(store, cluster, good_file, 2);
+    const std::string good = slurp(good_file);
+    const auto eol = good.find('\n');
+    REQUIRE(eol != std::string::npos);
+
+    // A byte of the document changed (a digit of an epoch or a weight: still JSON).
+    std::string flipped = good;
+    const auto digit = flipped.find_first_of("0123456789", eol + 1);
+    REQUIRE(digit != std::string::npos);
+    flipped[digit] = flipped[digit] == '9' ? '8' : static_cast<char>(flipped[digit] + 1);
+    std::string other_cluster_file = dir.file("other.cache");
+    {
+        auto other_store = std::make_shared<etcd::memory_store>();
+        must_publish(*other_store, snap("m-cache-other", 2));
+        adopt_and_persist(other_store, "m-cache-other", other_cluster_file, 2);
+    }
+    struct bad_case {
+        std::string name;
+        std::string bytes;  // empty: the path is a directory
+        etcd::refusal why;
+        std::string says;
+    };
+    const std::vector<bad_case> cases = {
+        {"corrupt", flipped, etcd::refusal::malformed, "does not match its checksum"},
+        {"truncated", good.substr(0, good.size() - 10), etcd::refusal::malformed, "truncated or extended"},
+        {"extended", good + "{}", etcd::refusal::malformed, "truncated or extended"},
+        {"not-a-cache", "{\"epoch\":1}\n", etcd::refusal::malformed, "not a keyplace watcher cache"},
+        {"no-newline", "keyplace-watcher-cache 1", etcd::refusal::malformed, "not a keyplace watcher cache"},
+        {"version", "keyplace-watcher-cache 7" + good.substr(good.find(' ', 24), eol - good.find(' ', 24)) + "\n" +
+                        good.substr(eol + 1),
+         etcd::refusal::malformed, "format version '7'"},
+        {"header", "keyplace-watcher-cache 1 stated=zz length=1 xxh3-128=00\nx", etcd::refusal::malformed,
+         "a malformed header"},
+        {"foreign", slurp(other_cluster_file), etcd::refusal::wrong_cluster, "of cluster 'm-cache-other', not 'm-cache-bad'"},
+        {"directory", "", etcd::refusal::other, "not a regular file"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.name);
+        const std::string path = dir.file(c.name + ".cache");
+        if (c.bytes.empty()) {
+            std::filesystem::create_directories(path);
+        } else {
+            spit(path, c.bytes);
+        }
+        auto down = std::make_shared<etcd::memory_store>();
+        down->set_down(true);
+        cache_recorder rec;
+        auto o = options(cluster, "bad-" + c.name);
+        rec.attach_cache(o, path);
+        auto w = watcher_on(down, std::move(o));
+        CHECK(w->local() == nullptr);
+        CHECK(w->stats().restored_epoch == 0);
+        REQUIRE(rec.refusal_count() == 1);
+        CHECK(rec.refusal_at(0).first == c.why);
+        const std::string message = rec.refusal_at(0).second;
+        CHECK(message.find(c.says) != std::string::npos);
+        CHECK(message.rfind("cache '" + path + "': ", 0) == 0);
+        CHECK(message.size() < 600);  // a quoted first line is bounded
+        CHECK(w->last_refusal() == message);
+        if (!c.bytes.empty()) {
+            CHECK(slurp(path) == c.bytes);  // left as it is
+        }
+        // It waits for etcd: once etcd answers it adopts, and (a regular file) overwrites the file.
+        down->set_down(false);
+        must_publish(*down, snap(cluster, 3));
+        REQUIRE(eventually([&] { return w->stats().epoch == 3; }));
+        if (!c.bytes.empty()) {
+            REQUIRE(eventually([&] { return w->stats().cache_writes == 1; }));
+            w.reset();
+            cache_recorder after;
+            auto o2 = options(cluster, "after-" + c.name);
+            after.attach_cache(o2, path);
+            auto down2 = std::make_shared<etcd::memory_store>();
+            down2->set_down(true);
+            const auto w2 = watcher_on(down2, std::move(o2));
+            CHECK(w2->stats().restored_epoch == 3);
+        } else {
+            CHECK(w->stats().cache_failures >= 1);
+        }
+    }
+}
+
+TEST_CASE("etcd watcher over memory: a cache file that cannot be written is reported and the snapshot serves all "
+          "the same",
+          "[etcd-memory]") {
+    const std::string cluster = "m-cache-unwritable";
+    const temp_dir dir;
+    const std::string cache = dir.file("no-such-dir/x.cache");
+    auto store = std::make_shared<etcd::memory_store>();
+    must_publish(*store, snap(cluster, 1));
+    cache_recorder rec;
+    auto o = options(cluster, "unwritable");
+    rec.attach_cache(o, cache);
+    const auto w = watcher_on(store, std::move(o));
+    REQUIRE(w->wait_for_snapshot(10s));
+    REQUIRE(eventually([&] { return rec.cache_error_count() == 1; }));
+    CHECK(w->stats().cache_failures == 1);
+    CHECK(w->stats().cache_writes == 0);
+    {
+        const std::lock_guard lock(rec.mu);
+        CHECK(rec.cache_errors[0].find("cannot create '" + cache + ".tmp': No such file or directory") !=
+              std::string::npos);
+    }
+    CHECK(w->local()->current()->epoch() == 1);
+    CHECK(rec.refusal_count() == 0);
+}
+
+TEST_CASE("etcd watcher over memory: a cache file whose epoch etcd also holds with another placement is kept, and "
+          "etcd's is refused as a split brain",
+          "[etcd-memory]") {
+    const std::string cluster = "m-cache-split";
+    const temp_dir dir;
+    const std::string cache = dir.file("split.cache");
+    {
+        auto first = std::make_shared<etcd::memory_store>();
+        must_publish(*first, snap(cluster, 5, "a"));
+        adopt_and_persist(first, cluster, cache, 5);
+    }
+    auto other = std::make_shared<etcd::memory_store>();
+    must_publish(*other, snap(cluster, 5, "b"));
+    cache_recorder rec;
+    auto o = options(cluster, "split");
+    rec.attach_cache(o, cache);
+    const auto w = watcher_on(other, std::move(o));
+    REQUIRE(w->stats().restored_epoch == 5);
+    REQUIRE(eventually([&] { return rec.refusal_count() >= 1; }));
+    CHECK(rec.refusal_at(0).first == etcd::refusal::fingerprint_mismatch);
+    CHECK(w->local()->current()->fingerprint() == snap(cluster, 5, "a").fingerprint());
 }

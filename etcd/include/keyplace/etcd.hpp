@@ -233,6 +233,21 @@ struct watcher_options {
     /// the reason and the message (which names the value).
     std::function<void(const snapshot&)> on_adopt{};
     std::function<void(refusal, const std::string&)> on_refuse{};
+    /// A file that keeps the last adopted snapshot across restarts (empty: none; doc/etcd.md,
+    /// "Restart without etcd"). After each adoption the watcher writes it (FILE.tmp, fsync,
+    /// rename, fsync of the directory; an XXH3-128 checksum inside). The constructor reads it
+    /// before connecting: a valid snapshot of this cluster is adopted at once, so a process that
+    /// restarts while etcd is down routes with it, and from then on no older epoch is adopted. A
+    /// corrupt, truncated or foreign file is refused (on_refuse, with the file and the reason)
+    /// and left as it is; the watcher then waits for etcd. A missing file is a first start, not
+    /// an error. One watcher per file.
+    std::string cache_file{};
+    /// Called on the constructing thread when the cache file's snapshot is adopted (on_adopt is
+    /// not called for it).
+    std::function<void(const snapshot&)> on_restore{};
+    /// Called on the watcher's thread when writing the cache file fails, with the reason (the
+    /// file, the step and the system's error). The adopted snapshot serves all the same.
+    std::function<void(const std::string&)> on_cache_error{};
 };
 
 /// Counters of a watcher, readable from any thread.
@@ -242,6 +257,9 @@ struct watcher_stats {
     std::uint64_t refused = 0;      ///< documents refused
     std::uint64_t reconnects = 0;   ///< watch streams re-established after an error
     std::chrono::steady_clock::duration since_contact{};  ///< since etcd last answered
+    std::uint64_t restored_epoch = 0;  ///< the epoch read from the cache file at start; 0 if none
+    std::uint64_t cache_writes = 0;    ///< cache file writes that succeeded
+    std::uint64_t cache_failures = 0;  ///< cache file writes that failed
 };
 
 /// Whether a watcher may be built with these options: the cluster and the client id follow the
