@@ -46,6 +46,22 @@ inline constexpr plain_option user_option{
      "etcd authentication; without :PASSWORD, the password is --password-file's or $KEYPLACE_ETCD_PASSWORD"}};
 inline constexpr plain_option password_file_option{
     {"password-file", "FILE", "--user's password: the file's first line"}};
+inline constexpr plain_option ramp_dir_option{
+    {"dir", "DIR", "the ramp's documents, DIR/epoch-E.json (keyplace-cli snapshot ramp --out DIR)", true}};
+inline constexpr number_option<std::size_t> ramp_clients_option{
+    {"clients", "N", "wait for at least N reporting clients, every one on each epoch, before the next"}, 1, 1};
+inline constexpr number_option<std::uint32_t> ramp_timeout_option{
+    {"timeout", "SECONDS", "stop (exit 1) when the clients have not adopted an epoch within this"}, 60, 1, 86400};
+inline constexpr number_option<std::uint32_t> ramp_hold_option{
+    {"hold", "SECONDS", "after every client adopted an epoch, wait this long before --check and the next"}, 0, 0,
+    86400};
+inline constexpr plain_option ramp_check_option{
+    {"check", "COMMAND",
+     "after each epoch's hold, run COMMAND (sh -c; KEYPLACE_EPOCH and KEYPLACE_CLUSTER set): a non-zero exit stops "
+     "the ramp (exit 4)"}};
+/// etcd ramp: --check stopped it.
+inline constexpr int exit_check_stopped = 4;
+
 /// Where --user NAME finds its password when the option does not carry it.
 inline constexpr const char* password_variable = "KEYPLACE_ETCD_PASSWORD";
 
@@ -87,6 +103,21 @@ struct etcd_watch_command {
         return std::tuple{&endpoints_option, &etcd_cluster_option, &client_id_option, &watch_count_option,
                           &lease_ttl_option, &cache_option,        &json_flag,        &cacert_option,
                           &cert_option,      &key_option,          &user_option,      &password_file_option};
+    }
+    /// Writes as it goes: run() hands it its streams.
+    static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string;
+};
+
+struct etcd_ramp_command {
+    static constexpr std::string_view name = "etcd ramp";
+    static constexpr std::string_view help =
+        "publishes a ramp's epochs one at a time, each once every reporting client adopted the one before";
+    static constexpr component needs = component::etcd;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr auto options() {
+        return std::tuple{&endpoints_option, &etcd_cluster_option, &ramp_dir_option, &ramp_clients_option,
+                          &ramp_timeout_option, &ramp_hold_option, &ramp_check_option, &cacert_option,
+                          &cert_option, &key_option, &user_option, &password_file_option};
     }
     /// Writes as it goes: run() hands it its streams.
     static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string;

@@ -14,13 +14,16 @@
 #include <keyplace/etcd.hpp>
 #include <keyplace/version.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <istream>
 #include <map>
 #include <mutex>
@@ -28,10 +31,12 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace keyplace_cli {
@@ -283,6 +288,136 @@ inline auto default_client_id() -> std::string {
 }
 
 /// What the watcher's thread hands the printing thread: an adoption line or a refusal line.
+// ---- etcd ramp ------------------------------------------------------------------------------------
+
+/// The ramp's documents in DIR (epoch-E.json), in epoch order.
+inline auto ramp_files(const std::string& dir) -> std::vector<std::pair<std::uint64_t, std::string>> {
+    std::error_code ec;
+    std::vector<std::pair<std::uint64_t, std::string>> out;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) {
+        input_error("--dir " + quote(dir) + ": " + ec.message());
+    }
+    for (const auto& entry : it) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > 11 && name.rfind("epoch-", 0) == 0 && name.substr(name.size() - 5) == ".json") {
+            if (const auto e = parse_unsigned<std::uint64_t>(name.substr(6, name.size() - 11))) {
+                out.emplace_back(*e, entry.path().string());
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    if (out.empty()) {
+        input_error("--dir " + quote(dir) + " holds no epoch-E.json");
+    }
+    return out;
+}
+
+inline auto etcd_ramp(const parsed_args& a, std::ostream& out) -> std::string {
+    const auto cluster = etcd_cluster(a);
+    const auto files = ramp_files(a.value(ramp_dir_option.spec));
+    const std::size_t clients = ramp_clients_option.get(a);
+    const auto timeout = std::chrono::seconds(ramp_timeout_option.get(a));
+    const auto hold = std::chrono::seconds(ramp_hold_option.get(a));
+    const auto check = a.get(ramp_check_option.spec);
+    // Every document loads, is of this cluster, and follows the one before, before anything is published.
+    std::vector<std::shared_ptr<const keyplace::snapshot>> chain;
+    for (const auto& [epoch, path] : files) {
+        chain.push_back(load_snapshot_file(path));
+        const auto& s = *chain.back();
+        if (s.cluster() != cluster) {
+            input_error(quote(path) + " is a snapshot of cluster " + quote(s.cluster()) + ", not of " + quote(cluster));
+        }
+        if (s.epoch() != epoch || (chain.size() > 1 && s.parent_epoch() != chain[chain.size() - 2]->epoch())) {
+            input_error(quote(path) + " holds epoch " + std::to_string(s.epoch()) + " (parent " +
+                        std::to_string(s.parent_epoch()) + "): not the chain's next");
+        }
+    }
+    auto c = etcd_client(a);
+    const signal_scope signals;
+    const auto say = [&](const std::string& line) {
+        out << line << '\n';
+        out.flush();
+        if (!out) {
+            input_error("cannot write the output");
+        }
+    };
+    for (const auto& s : chain) {
+        const auto cur = current_of(c, cluster);
+        if (cur && cur->epoch >= s->epoch()) {
+            if (cur->epoch == s->epoch() && cur->fingerprint != s->fingerprint()) {
+                input_error("epoch " + std::to_string(s->epoch()) + " is published with fingerprint " +
+                            cur->fingerprint.hex() + ", not this ramp's " + s->fingerprint().hex());
+            }
+            say("epoch " + std::to_string(s->epoch()) + " already published");
+            if (cur->epoch > s->epoch()) {
+                continue;
+            }
+        } else {
+            keyplace::error_info err;
+            if (!keyplace::etcd::publish(c, *s, err)) {
+                etcd_error(err);
+            }
+        }
+        // The barrier: every live report on this epoch with its fingerprint, and enough of them.
+        const auto start = std::chrono::steady_clock::now();
+        std::size_t on = 0;
+        std::size_t live = 0;
+        std::string behind;
+        while (true) {
+            keyplace::error_info err;
+            const auto reports = keyplace::etcd::read_reports(c, cluster, err);
+            if (!reports) {
+                etcd_error(err);
+            }
+            on = 0;
+            behind.clear();
+            for (const auto& r : *reports) {
+                if (r.epoch == s->epoch() && r.fingerprint == s->fingerprint()) {
+                    ++on;
+                } else if (behind.size() < 200) {
+                    behind += (behind.empty() ? "" : ", ") + quote(r.id) + " on " + std::to_string(r.epoch);
+                }
+            }
+            live = reports->size();
+            if (on == live && on >= clients) {
+                break;
+            }
+            if (watch_interrupted.load()) {
+                input_error("interrupted at epoch " + std::to_string(s->epoch()));
+            }
+            if (std::chrono::steady_clock::now() - start >= timeout) {
+                input_error("epoch " + std::to_string(s->epoch()) + ": " + std::to_string(on) + " of " +
+                            std::to_string(live) + " clients adopted it within " +
+                            std::to_string(timeout.count()) + " s (at least " + std::to_string(clients) +
+                            " wanted" + (behind.empty() ? std::string() : "; not on it: " + behind) +
+                            "): the ramp stops here");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        say("epoch " + std::to_string(s->epoch()) + " adopted by " + std::to_string(on) + " clients in " +
+            fixed(took, 1) + " s");
+        const auto until = std::chrono::steady_clock::now() + hold;
+        while (std::chrono::steady_clock::now() < until && !watch_interrupted.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (check && s != chain.back()) {
+            ::setenv("KEYPLACE_EPOCH", std::to_string(s->epoch()).c_str(), 1);
+            ::setenv("KEYPLACE_CLUSTER", cluster.c_str(), 1);
+            const int status = std::system(check->c_str());
+            if (status != 0) {
+                const int code = status > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status;
+                throw cli_error(exit_check_stopped,
+                                "--check exited " + std::to_string(code) + " after epoch " +
+                                    std::to_string(s->epoch()) + ": the ramp stops here",
+                                "");
+            }
+        }
+    }
+    return "";
+}
+
 struct watch_line {
     enum class kind : std::uint8_t { adopted, restored, message };
     kind what = kind::message;

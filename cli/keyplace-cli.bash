@@ -12,9 +12,9 @@ _keyplace_cli() {
     etcd|redis|snapshot)
         if ((COMP_CWORD == 2)); then
             case $command in
-            etcd) COMPREPLY=($(compgen -W 'publish current watch status' -- "$cur")) ;;
+            etcd) COMPREPLY=($(compgen -W 'publish current watch ramp status' -- "$cur")) ;;
             redis) COMPREPLY=($(compgen -W 'create rebalance' -- "$cur")) ;;
-            snapshot) COMPREPLY=($(compgen -W 'create next verify diff' -- "$cur")) ;;
+            snapshot) COMPREPLY=($(compgen -W 'create next verify diff ramp' -- "$cur")) ;;
             esac
             return
         fi
@@ -81,6 +81,11 @@ _keyplace_cli() {
             valued='--before --after --max-ranges'
             files='--before --after'
             positional=1 ;;
+        'snapshot ramp')
+            options='--before --after --steps --max-moved --out --json --help'
+            valued='--before --after --steps --max-moved --out'
+            files='--before --after'
+            positional=1 ;;
         'shadow')
             options='--before --after --sample-per-million --json --help'
             valued='--before --after --sample-per-million'
@@ -105,6 +110,11 @@ _keyplace_cli() {
             options='--endpoints --cluster --client-id --count --lease-ttl --cache --json --cacert --cert --key --user --password-file --help'
             valued='--endpoints --cluster --client-id --count --lease-ttl --cache --cacert --cert --key --user --password-file'
             files='--cache --cacert --cert --key --password-file'
+            positional=0 ;;
+        'etcd ramp')
+            options='--endpoints --cluster --dir --clients --timeout --hold --check --cacert --cert --key --user --password-file --help'
+            valued='--endpoints --cluster --dir --clients --timeout --hold --check --cacert --cert --key --user --password-file'
+            files='--cacert --cert --key --password-file'
             positional=0 ;;
         'etcd status')
             options='--endpoints --cluster --json --cacert --cert --key --user --password-file --help'

@@ -63,6 +63,13 @@ inline constexpr plain_option new_weights_option{
 inline constexpr plain_option add_nodes_option{
     {"add", "SPEC", "nodes to add, in the strategy's SPEC form (joining unless --states says otherwise)"}};
 
+inline constexpr number_option<std::size_t> ramp_steps_option{
+    {"steps", "N", "the ramp's epochs (1 to 1000)"}, std::nullopt, 1, 1000};
+inline constexpr plain_option ramp_max_moved_option{
+    {"max-moved", "F", "instead of --steps: the most one epoch may move, a fraction (0.05) or a percentage (5%)"}};
+inline constexpr plain_option ramp_out_option{
+    {"out", "DIR", "write each epoch's document to DIR/epoch-E.json (DIR must exist)"}};
+
 // ---- the commands -------------------------------------------------------------------------------
 
 struct snapshot_create_command {
@@ -113,6 +120,20 @@ struct snapshot_diff_command {
     static constexpr std::tuple positionals{&before_file_option, &after_file_option};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &max_ranges_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct snapshot_ramp_command {
+    static constexpr std::string_view name = "snapshot ramp";
+    static constexpr std::string_view help =
+        "a chain of epochs that moves one node's share in steps (a ramped join, leave or reweight)";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&before_file_option, &after_file_option};
+    static constexpr auto options() {
+        return std::tuple{&before_file_option, &after_file_option, &ramp_steps_option, &ramp_max_moved_option,
+                          &ramp_out_option, &json_flag};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };

@@ -15,12 +15,15 @@
 #include "stream.hpp"
 
 #include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <istream>
 #include <map>
 #include <memory>
@@ -289,10 +292,11 @@ inline auto with_member(std::string object, std::string_view name, const std::st
 }
 
 /// How a movement was measured, for its report's header line.
-inline auto movement_basis(const keyplace::movement_report& m) -> std::string {
-    return m.exact ? "exact, over the whole hash space"
-                   : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " keys";
+inline auto movement_basis(bool exact) -> std::string {
+    return exact ? "exact, over the whole hash space"
+                 : "sampled, " + std::to_string(keyplace::analysis_sample_size) + " keys";
 }
+inline auto movement_basis(const keyplace::movement_report& m) -> std::string { return movement_basis(m.exact); }
 
 /// The text that introduces what a transition epoch prepares, or "" for a stable one.
 inline auto transition_note(const keyplace::snapshot& after) -> std::string {
@@ -332,6 +336,101 @@ inline auto snapshot_diff(const parsed_args& a) -> std::string {
     }
     return "epoch " + std::to_string(before->epoch()) + " -> " + std::to_string(after->epoch()) + "\n" + movement +
            "\n" + plan.to_text(max_ranges_option.get(a)) + transition_note(*after) + prepared;
+}
+
+/// --max-moved: a fraction in (0, 1], or a percentage ("5%").
+inline auto max_moved_of(const parsed_args& a) -> double {
+    const std::string v = a.value(ramp_max_moved_option.spec);
+    const bool pct = !v.empty() && v.back() == '%';
+    const auto d = parse_decimal(pct ? std::string_view(v).substr(0, v.size() - 1) : std::string_view(v));
+    const double f = d ? (pct ? *d / 100 : *d) : 0;
+    if (!d || !(f > 0 && f <= 1)) {
+        usage_error("--max-moved " + quote(v) + " is not a fraction in (0, 1] or a percentage in (0%, 100%]");
+    }
+    return f;
+}
+
+inline auto snapshot_ramp(const parsed_args& a) -> std::string {
+    const bool by_steps = a.has(ramp_steps_option.spec);
+    if (by_steps == a.has(ramp_max_moved_option.spec)) {
+        usage_error("give --steps N or --max-moved F, not " + std::string(by_steps ? "both" : "neither"));
+    }
+    keyplace::ramp_options o;
+    if (by_steps) {
+        o.steps = ramp_steps_option.get(a);
+    } else {
+        o.max_moved = max_moved_of(a);
+    }
+    const auto out_dir = a.get(ramp_out_option.spec);
+    if (out_dir && !std::filesystem::is_directory(*out_dir)) {
+        input_error("--out " + quote(*out_dir) + " is not a directory");
+    }
+    const auto before = load_snapshot_file(a.value(before_file_option.spec));
+    const auto after = load_snapshot_file(a.value(after_file_option.spec));
+    keyplace::error_info err;
+    const auto plan = keyplace::try_plan_ramp(*before, *after, o, err);
+    if (!plan) {
+        input_error(err.message());
+    }
+    std::vector<std::string> files;
+    if (out_dir) {
+        for (const auto& d : plan->epochs) {
+            const std::string path = (std::filesystem::path(*out_dir) / ("epoch-" + std::to_string(d.epoch) + ".json")).string();
+            std::ofstream f(path, std::ios::binary | std::ios::trunc);
+            f << keyplace::write_description_json(keyplace::snapshot::build(d).describe()) << '\n';
+            f.flush();
+            if (!f) {
+                input_error("cannot write " + quote(path));
+            }
+            files.push_back(path);
+        }
+    }
+    const bool points = plan->method == keyplace::ramp_method::points;
+    const std::string basis = movement_basis(plan->exact);
+    if (a.has(json_flag.spec)) {
+        json_writer w;
+        w.begin_object()
+            .member("node", plan->node)
+            .member("method", points ? "points" : "weights")
+            .member("from_epoch", before->epoch())
+            .member("exact", plan->exact)
+            .member("monotone", plan->monotone)
+            .member("one_shot_moved", plan->one_shot_moved)
+            .member("minimum", plan->minimum)
+            .member("total_moved", plan->total_moved)
+            .key("epochs")
+            .begin_array();
+        for (std::size_t i = 0; i < plan->epochs.size(); ++i) {
+            w.begin_object()
+                .member("epoch", plan->epochs[i].epoch)
+                .member(points ? "points" : "weight", plan->values[i])
+                .member("moved", plan->moved[i]);
+            if (out_dir) {
+                w.member("file", files[i]);
+            }
+            w.end_object();
+        }
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
+    }
+    std::string text = "ramp of " + quote(plan->node) + " by its " + (points ? "points" : "weight") + ": " +
+                       std::to_string(plan->epochs.size()) + " epochs after epoch " + std::to_string(before->epoch()) +
+                       "; " + basis + "\n";
+    text += std::string("epoch  ") + (points ? "points  " : "weight  ") + "moved\n";
+    for (std::size_t i = 0; i < plan->epochs.size(); ++i) {
+        std::string value = points ? std::to_string(static_cast<std::uint64_t>(plan->values[i]))
+                                   : keyplace::detail::format_weight(plan->values[i]);
+        std::string epoch = std::to_string(plan->epochs[i].epoch);
+        text += epoch + std::string(epoch.size() < 7 ? 7 - epoch.size() : 1, ' ') + value +
+                std::string(value.size() < 8 ? 8 - value.size() : 1, ' ') + percent(plan->moved[i]) +
+                (out_dir ? "  " + files[i] : "") + "\n";
+    }
+    text += "total " + percent(plan->total_moved) + ", one epoch " + percent(plan->one_shot_moved) + ", minimum " +
+            percent(plan->minimum) + "\n";
+    text += plan->monotone ? "each key moves at most once, toward or away from " + quote(plan->node) + "\n"
+                           : "keys may move more than once: the ramp moves " +
+                                 percent(plan->total_moved - plan->one_shot_moved) + " more than one epoch\n";
+    return text;
 }
 
 /// Streams as locate does.

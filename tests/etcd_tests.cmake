@@ -34,6 +34,12 @@ if(KEYPLACE_ETCD_BUILT)
               "${_keyplace_etcd_dir}")
     set_tests_properties(etcd.cli_fleet PROPERTIES
       FIXTURES_REQUIRED keyplace_etcd RESOURCE_LOCK keyplace_etcd SKIP_RETURN_CODE 77 TIMEOUT 180)
+    # A ramped join published one epoch at a time behind the adoption barrier, stopped and resumed.
+    add_test(NAME etcd.cli_ramp
+      COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/etcd/cli_ramp_test.sh" "$<TARGET_FILE:keyplace-cli>"
+              "${_keyplace_etcd_dir}")
+    set_tests_properties(etcd.cli_ramp PROPERTIES
+      FIXTURES_REQUIRED keyplace_etcd RESOURCE_LOCK keyplace_etcd SKIP_RETURN_CODE 77 TIMEOUT 180)
     # A watcher process killed, etcd stopped, the process restarted from its --cache file.
     add_test(NAME etcd.cli_restart
       COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/etcd/cli_restart_test.sh" "$<TARGET_FILE:keyplace-cli>"

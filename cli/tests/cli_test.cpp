@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include <initializer_list>
 #include <ios>
 #include <istream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -1311,6 +1313,77 @@ TEST_CASE("cli: snapshot diff, shadow and plan over two documents", "[cli][snaps
     REQUIRE(sh.status == 0);
     CHECK_THAT(sh.out, Catch::Matchers::Contains("\"keys_sampled\":20000"));
     CHECK_THAT(sh.out, Catch::Matchers::Contains("\"expected_moved\":" + keyplace::detail::json_number(exact.moved)));
+}
+
+TEST_CASE("cli: snapshot ramp writes a chain of epochs that ends where the one-shot join does, and refuses bad input",
+          "[cli][snapshot][ramp]") {
+    const auto a = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu",
+                            "--epoch", "4"});
+    const auto b = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c,d", "--cluster", "eu",
+                            "--epoch", "5"});
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    const auto pa = temp_file("kp_cli_ramp_a.json", a.out);
+    const auto pb = temp_file("kp_cli_ramp_b.json", b.out);
+    const auto dir = std::filesystem::temp_directory_path() / ("kp_cli_ramp_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto r = run_cli({"snapshot", "ramp", pa, pb, "--steps", "4", "--out", dir.string(), "--json"});
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["node"] == "d");
+    CHECK(j["from_epoch"] == 4);
+    CHECK(j["monotone"] == true);
+    REQUIRE(j["epochs"].size() == 4);
+    // The chain moves what the one-epoch change moves, which snapshot diff measures on its own.
+    const auto exact = keyplace::detail::snapshot_movement(keyplace::load_snapshot_json(a.out),
+                                                           keyplace::load_snapshot_json(b.out));
+    CHECK(std::fabs(j["total_moved"].get<double>() - exact.moved) < 1e-12);
+    double sum = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& e = j["epochs"][i];
+        CHECK(e["epoch"] == 5 + i);
+        CHECK(e["weight"].get<double>() == 0.25 * static_cast<double>(i + 1));
+        sum += e["moved"].get<double>();
+        const std::string file = e["file"];
+        CHECK(file == (dir / ("epoch-" + std::to_string(5 + i) + ".json")).string());
+        const auto verify = run_cli({"snapshot", "verify", file, "--json"});
+        REQUIRE(verify.status == 0);
+        CHECK_THAT(verify.out, Catch::Matchers::Contains("\"epoch\":" + std::to_string(5 + i)));
+    }
+    CHECK(std::fabs(sum - exact.moved) < 1e-12);
+    // The last epoch places keys as the one-shot document does.
+    const auto last = keyplace::load_snapshot_json(
+        std::string(std::istreambuf_iterator<char>(std::ifstream(dir / "epoch-8.json").rdbuf()), {}));
+    CHECK(last.fingerprint() == keyplace::load_snapshot_json(b.out).fingerprint());
+    const auto text = run_cli({"snapshot", "ramp", "--before", pa, "--after", pb, "--max-moved", "5%"});
+    REQUIRE(text.status == 0);
+    CHECK_THAT(text.out, Catch::Matchers::StartsWith("ramp of 'd' by its weight: "));
+    CHECK_THAT(text.out, Catch::Matchers::Contains("each key moves at most once, toward or away from 'd'"));
+
+    expect_failure(run_cli({"snapshot", "ramp", pa, pb}), 2, "give --steps N or --max-moved F, not neither");
+    expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--steps", "2", "--max-moved", "0.1"}), 2,
+                   "give --steps N or --max-moved F, not both");
+    expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--steps", "0"}), 2, "--steps '0' is not an integer from 1 to 1000");
+    expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--max-moved", "150%"}), 2,
+                   "--max-moved '150%' is not a fraction in (0, 1] or a percentage in (0%, 100%]");
+    expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--steps", "2", "--out", (dir / "missing").string()}), 1,
+                   "is not a directory");
+    const auto c = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "us",
+                            "--epoch", "5"});
+    expect_failure(run_cli({"snapshot", "ramp", pa, temp_file("kp_cli_ramp_c.json", c.out), "--steps", "2"}), 1,
+                   "ramp: a ramp across clusters: 'eu' and 'us'");
+    const auto two = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c,d,e", "--cluster", "eu",
+                              "--epoch", "5"});
+    expect_failure(run_cli({"snapshot", "ramp", pa, temp_file("kp_cli_ramp_two.json", two.out), "--steps", "2"}), 1,
+                   "these change 2: 'd', 'e'");
+    const auto j1 = run_cli({"snapshot", "create", "--strategy", "jump", "--nodes", "a,b,c", "--cluster", "eu"});
+    const auto j2 = run_cli({"snapshot", "create", "--strategy", "jump", "--nodes", "a,b,c,d", "--cluster", "eu",
+                             "--epoch", "2"});
+    expect_failure(run_cli({"snapshot", "ramp", temp_file("kp_cli_ramp_j1.json", j1.out),
+                            temp_file("kp_cli_ramp_j2.json", j2.out), "--steps", "2"}),
+                   1, "strategy 'jump' cannot ramp: its nodes have no weights");
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: overrides through snapshot create and next, honored by locate --snapshot, plan and shadow",

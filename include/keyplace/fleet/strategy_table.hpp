@@ -99,6 +99,13 @@ enum class state_encoding : std::uint8_t {
     buckets = 6,          ///< numbered buckets: the table size, the removed ones in order, each working one's node
 };
 
+/// How a ramp (fleet/ramp.hpp) moves one node's share in steps.
+enum class ramp_method : std::uint8_t {
+    none,     ///< it cannot: no weights (or whole ones), nothing to reveal in steps
+    weights,  ///< the node's weight, in steps
+    points,   ///< a prefix of the node's given points (tokens), growing or shrinking
+};
+
 /// One strategy a snapshot can hold.
 struct strategy_row {
     std::string_view name;
@@ -119,6 +126,9 @@ struct strategy_row {
     /// them twice, with two seeds): a snapshot's owner, copies, probe digest, movement and plans
     /// then place keys, sample keys included, by their bytes (placement::by_key_bytes).
     bool by_key_bytes = false;
+    /// How a ramp changes one node's share; with minimal_change, keys move only toward the
+    /// ramped node or away from it, each at most once (an exact ramp), else the excess is measured.
+    ramp_method ramps = ramp_method::none;
 
     /// The parameter of this name, or nullptr.
     [[nodiscard]] constexpr auto param(std::string_view n) const noexcept -> const strategy_parameter* {
@@ -201,9 +211,9 @@ inline constexpr strategy_parameter partitions_params[] = {
 /// Every strategy a snapshot can hold, in the order keyplace-cli lists them.
 inline constexpr strategy_row strategy_table[] = {
     {.name = "ring", .summary = "a consistent hash ring (Karger et al.)", .params = detail::table::ring_params,
-     .minimal_change = true},
+     .minimal_change = true, .ramps = ramp_method::weights},
     {.name = "rendezvous", .summary = "weighted rendezvous (highest random weight) hashing",
-     .encoding = state_encoding::members, .minimal_change = true},
+     .encoding = state_encoding::members, .minimal_change = true, .ramps = ramp_method::weights},
     {.name = "jump", .summary = "jump consistent hash (Lamping and Veach): buckets in the order given",
      .order = node_order::as_given, .derives = derivation::append_only, .encoding = state_encoding::members,
      .preference_order = false, .minimal_change = true},
@@ -214,7 +224,7 @@ inline constexpr strategy_row strategy_table[] = {
      .order = node_order::as_given, .derives = derivation::append_only, .encoding = state_encoding::members,
      .preference_order = false, .minimal_change = true},
     {.name = "maglev", .summary = "a Maglev lookup table (Eisenbud et al.)", .params = detail::table::maglev_params,
-     .encoding = state_encoding::residues},
+     .encoding = state_encoding::residues, .ramps = ramp_method::weights},
     {.name = "modulo", .summary = "hash mod N, the baseline", .encoding = state_encoding::residues,
      .preference_order = false},
     {.name = "envoy-ring", .summary = "Envoy's RING_HASH load balancer", .params = detail::table::envoy_ring_params,
@@ -231,12 +241,14 @@ inline constexpr strategy_row strategy_table[] = {
     {.name = "hash-ring", .summary = "Python's hash_ring package", .order = node_order::as_given,
      .whole_weights = true},
     {.name = "cassandra", .summary = "Cassandra's token ring (Murmur3Partitioner), each node's tokens given",
-     .per_node = node_data::tokens, .order = node_order::as_given, .minimal_change = true},
+     .per_node = node_data::tokens, .order = node_order::as_given, .minimal_change = true,
+     .ramps = ramp_method::points},
     {.name = "redis", .summary = "Redis Cluster's 16384 slots, each node's slot ranges given (or split evenly)",
      .per_node = node_data::slots, .derives = derivation::none, .encoding = state_encoding::residues,
      .preference_order = false},
     {.name = "tokens", .summary = "the native ring of chosen points (allocated tokens), each node's given",
-     .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none, .minimal_change = true},
+     .per_node = node_data::points, .order = node_order::as_given, .derives = derivation::none, .minimal_change = true,
+     .ramps = ramp_method::points},
     {.name = "multiprobe", .summary = "multi-probe consistent hashing (Appleton and O'Reilly), weight 1",
      .params = detail::table::multiprobe_params, .encoding = state_encoding::members, .minimal_change = true},
     {.name = "mpchash", .summary = "go-mpchash (SipHash-2-4): buckets in the order given, weight 1",
