@@ -90,6 +90,7 @@ struct stats_command {
 using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command,
                             redis_create_command, redis_rebalance_command, snapshot_create_command,
                             snapshot_next_command, snapshot_verify_command, snapshot_diff_command, snapshot_ramp_command,
+                            snapshot_rollback_command,
                             shadow_command,
                             plan_command, etcd_publish_command, etcd_current_command, etcd_watch_command,
                             etcd_ramp_command, etcd_status_command>;

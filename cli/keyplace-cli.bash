@@ -14,7 +14,7 @@ _keyplace_cli() {
             case $command in
             etcd) COMPREPLY=($(compgen -W 'publish current watch ramp status' -- "$cur")) ;;
             redis) COMPREPLY=($(compgen -W 'create rebalance' -- "$cur")) ;;
-            snapshot) COMPREPLY=($(compgen -W 'create next verify diff ramp' -- "$cur")) ;;
+            snapshot) COMPREPLY=($(compgen -W 'create next verify diff ramp rollback' -- "$cur")) ;;
             esac
             return
         fi
@@ -85,6 +85,11 @@ _keyplace_cli() {
             options='--before --after --steps --max-moved --out --json --help'
             valued='--before --after --steps --max-moved --out'
             files='--before --after'
+            positional=1 ;;
+        'snapshot rollback')
+            options='--from --to --steps --max-moved --out --max-ranges --json --help'
+            valued='--from --to --steps --max-moved --out --max-ranges'
+            files='--from --to'
             positional=1 ;;
         'shadow')
             options='--before --after --sample-per-million --json --help'

@@ -1,5 +1,5 @@
-// keyplace-cli's snapshot commands: snapshot create (over every strategy), next, verify, diff and
-// ramp, shadow and plan. Compiled where nlohmann_json is found (KEYPLACE_CLI_SNAPSHOTS).
+// keyplace-cli's snapshot commands: snapshot create (over every strategy), next, verify, diff, ramp
+// and rollback, shadow and plan. Compiled where nlohmann_json is found (KEYPLACE_CLI_SNAPSHOTS).
 #include "commands.hpp"
 #include "snapshot_impl.hpp"
 
@@ -30,6 +30,10 @@ auto snapshot_diff_command::run(const parsed_args& a, std::istream&) -> std::str
 
 auto snapshot_ramp_command::run(const parsed_args& a, std::istream&) -> std::string {
     return snapshot_ramp(a);
+}
+
+auto snapshot_rollback_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return snapshot_rollback(a);
 }
 
 auto shadow_command::run(const parsed_args& a, std::istream& in) -> std::string {

@@ -70,6 +70,14 @@ inline constexpr plain_option ramp_max_moved_option{
 inline constexpr plain_option ramp_out_option{
     {"out", "DIR", "write each epoch's document to DIR/epoch-E.json (DIR must exist)"}};
 
+inline constexpr plain_option rollback_from_option{
+    {"from", "FILE", "the epoch to roll back from: a ramp step, a transition, a completed change (also the first argument)",
+     true}};
+inline constexpr plain_option rollback_to_option{
+    {"to", "FILE", "the settled snapshot whose placement to return to (also the second argument)", true}};
+inline constexpr number_option<std::size_t> rollback_steps_option{
+    {"steps", "N", "return in N epochs, ramped back (default 1: one epoch)"}, 1, 1, 1000};
+
 // ---- the commands -------------------------------------------------------------------------------
 
 struct snapshot_create_command {
@@ -134,6 +142,20 @@ struct snapshot_ramp_command {
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &ramp_steps_option, &ramp_max_moved_option,
                           &ramp_out_option, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct snapshot_rollback_command {
+    static constexpr std::string_view name = "snapshot rollback";
+    static constexpr std::string_view help =
+        "the epochs that return to an earlier placement, and which copies to invalidate and to drop";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&rollback_from_option, &rollback_to_option};
+    static constexpr auto options() {
+        return std::tuple{&rollback_from_option, &rollback_to_option, &rollback_steps_option, &ramp_max_moved_option,
+                          &ramp_out_option,      &max_ranges_option,  &json_flag};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };

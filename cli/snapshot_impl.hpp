@@ -16,6 +16,7 @@
 
 #include <keyplace/fleet/json.hpp>
 #include <keyplace/fleet/ramp.hpp>
+#include <keyplace/fleet/rollback.hpp>
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
@@ -338,6 +339,32 @@ inline auto snapshot_diff(const parsed_args& a) -> std::string {
            "\n" + plan.to_text(max_ranges_option.get(a)) + transition_note(*after) + prepared;
 }
 
+/// Writes each description to DIR/epoch-E.json (DIR checked before); the paths.
+inline auto write_epochs(const std::string& dir, const std::vector<keyplace::snapshot_description>& epochs)
+    -> std::vector<std::string> {
+    std::vector<std::string> files;
+    for (const auto& d : epochs) {
+        const std::string path = (std::filesystem::path(dir) / ("epoch-" + std::to_string(d.epoch) + ".json")).string();
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f << keyplace::write_description_json(keyplace::snapshot::build(d).describe()) << '\n';
+        f.flush();
+        if (!f) {
+            input_error("cannot write " + quote(path));
+        }
+        files.push_back(path);
+    }
+    return files;
+}
+
+/// --out DIR, checked to be a directory before anything is computed.
+inline auto out_dir_of(const parsed_args& a) -> std::optional<std::string> {
+    const auto dir = a.get(ramp_out_option.spec);
+    if (dir && !std::filesystem::is_directory(*dir)) {
+        input_error("--out " + quote(*dir) + " is not a directory");
+    }
+    return dir;
+}
+
 /// --max-moved: a fraction in (0, 1], or a percentage ("5%").
 inline auto max_moved_of(const parsed_args& a) -> double {
     const std::string v = a.value(ramp_max_moved_option.spec);
@@ -361,10 +388,7 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
     } else {
         o.max_moved = max_moved_of(a);
     }
-    const auto out_dir = a.get(ramp_out_option.spec);
-    if (out_dir && !std::filesystem::is_directory(*out_dir)) {
-        input_error("--out " + quote(*out_dir) + " is not a directory");
-    }
+    const auto out_dir = out_dir_of(a);
     const auto before = load_snapshot_file(a.value(before_file_option.spec));
     const auto after = load_snapshot_file(a.value(after_file_option.spec));
     keyplace::error_info err;
@@ -372,19 +396,7 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
     if (!plan) {
         input_error(err.message());
     }
-    std::vector<std::string> files;
-    if (out_dir) {
-        for (const auto& d : plan->epochs) {
-            const std::string path = (std::filesystem::path(*out_dir) / ("epoch-" + std::to_string(d.epoch) + ".json")).string();
-            std::ofstream f(path, std::ios::binary | std::ios::trunc);
-            f << keyplace::write_description_json(keyplace::snapshot::build(d).describe()) << '\n';
-            f.flush();
-            if (!f) {
-                input_error("cannot write " + quote(path));
-            }
-            files.push_back(path);
-        }
-    }
+    const auto files = out_dir ? write_epochs(*out_dir, plan->epochs) : std::vector<std::string>{};
     const bool points = plan->method == keyplace::ramp_method::points;
     const std::string basis = movement_basis(plan->exact);
     if (a.has(json_flag.spec)) {
@@ -430,6 +442,85 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
     text += plan->monotone ? "each key moves at most once, toward or away from " + quote(plan->node) + "\n"
                            : "keys may move more than once: the ramp moves " +
                                  percent(plan->total_moved - plan->one_shot_moved) + " more than one epoch\n";
+    return text;
+}
+
+inline auto snapshot_rollback(const parsed_args& a) -> std::string {
+    keyplace::rollback_options o;
+    if (a.has(ramp_max_moved_option.spec)) {
+        if (a.has(rollback_steps_option.spec)) {
+            usage_error("give --steps N or --max-moved F, not both");
+        }
+        o.steps = 0;
+        o.max_moved = max_moved_of(a);
+    } else {
+        o.steps = rollback_steps_option.get(a);
+    }
+    const auto out_dir = out_dir_of(a);
+    const auto now = load_snapshot_file(a.value(rollback_from_option.spec));
+    const auto back = load_snapshot_file(a.value(rollback_to_option.spec));
+    keyplace::error_info err;
+    const auto plan = keyplace::try_plan_rollback(*now, *back, o, err);
+    if (!plan) {
+        input_error(err.message());
+    }
+    const auto files = out_dir ? write_epochs(*out_dir, plan->epochs) : std::vector<std::string>{};
+    if (a.has(json_flag.spec)) {
+        json_writer w;
+        w.begin_object().member("from_epoch", now->epoch()).member("to_epoch", back->epoch());
+        w.member("exact", plan->exact).key("epochs").begin_array();
+        for (std::size_t i = 0; i < plan->epochs.size(); ++i) {
+            w.begin_object().member("epoch", plan->epochs[i].epoch).member("moved", plan->moved[i]);
+            if (out_dir) {
+                w.member("file", files[i]);
+            }
+            w.end_object();
+        }
+        w.end_array().key("totals").begin_array();
+        for (const auto& t : plan->totals) {
+            w.begin_object().member("node", t.node).member("invalidate", t.invalidate);
+            w.member("relinquish", t.relinquish).end_object();
+        }
+        w.end_array().key("ranges").begin_array();
+        for (const auto& r : plan->ranges) {
+            w.begin_object().member("first", r.first).member("last", r.last).member("fraction", r.fraction);
+            w.key("invalidate").array(r.invalidate).key("relinquish").array(r.relinquish).end_object();
+        }
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
+    }
+    std::string text = "rollback from epoch " + std::to_string(now->epoch()) + " to the placement of epoch " +
+                       std::to_string(back->epoch()) + ": " + std::to_string(plan->epochs.size()) + " epoch" +
+                       (plan->epochs.size() == 1 ? "" : "s") + "; " + movement_basis(plan->exact) + "\n";
+    for (std::size_t i = 0; i < plan->epochs.size(); ++i) {
+        text += "epoch " + std::to_string(plan->epochs[i].epoch) + " moves " + percent(plan->moved[i]) +
+                (out_dir ? "  " + files[i] : "") + "\n";
+    }
+    if (plan->totals.empty()) {
+        return text + "no copy needs invalidating or dropping\n";
+    }
+    text += "before publishing, invalidate on each node what it regains; once adopted, drop what it relinquishes:\n";
+    std::vector<std::vector<std::string>> rows{{"node", "invalidate", "relinquish"}};
+    for (const auto& t : plan->totals) {
+        rows.push_back({t.node, percent(t.invalidate), percent(t.relinquish)});
+    }
+    text += text_table(rows);
+    const std::size_t shown = std::min(plan->ranges.size(), max_ranges_option.get(a));
+    for (std::size_t i = 0; i < shown; ++i) {
+        const auto& r = plan->ranges[i];
+        const auto names = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (const auto& x : v) {
+                s += (s.empty() ? "" : ",") + x;
+            }
+            return s.empty() ? std::string("-") : s;
+        };
+        text += std::to_string(r.first) + ".." + std::to_string(r.last) + " " + percent(r.fraction) +
+                ": invalidate " + names(r.invalidate) + ", relinquish " + names(r.relinquish) + "\n";
+    }
+    if (shown < plan->ranges.size()) {
+        text += "... " + std::to_string(plan->ranges.size() - shown) + " more ranges (--max-ranges, --json)\n";
+    }
     return text;
 }
 

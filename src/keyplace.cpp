@@ -1,10 +1,11 @@
 // keyplace::compiled — the snapshot layer compiled once (config.hpp, KEYPLACE_COMPILED): building
-// snapshots and their successors, the JSON reader and writer, shadow compares, transfer plans and
-// ramps.
+// snapshots and their successors, the JSON reader and writer, shadow compares, transfer plans,
+// ramps and rollbacks.
 // The headers define these functions here, and only declare them to the programs that link this.
 #define KEYPLACE_COMPILED_SOURCE
 #include <keyplace/fleet/json.hpp>
 #include <keyplace/fleet/ramp.hpp>
+#include <keyplace/fleet/rollback.hpp>
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>

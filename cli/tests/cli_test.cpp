@@ -9,6 +9,7 @@
 
 #if KEYPLACE_CLI_SNAPSHOTS
 #include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
@@ -1383,6 +1384,56 @@ TEST_CASE("cli: snapshot ramp writes a chain of epochs that ends where the one-s
     expect_failure(run_cli({"snapshot", "ramp", temp_file("kp_cli_ramp_j1.json", j1.out),
                             temp_file("kp_cli_ramp_j2.json", j2.out), "--steps", "2"}),
                    1, "strategy 'jump' cannot ramp: its nodes have no weights");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: snapshot rollback from a ramp step returns in one epoch and names what to invalidate and drop",
+          "[cli][snapshot][rollback]") {
+    const auto a = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu"});
+    const auto b = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c,d", "--cluster", "eu",
+                            "--epoch", "2"});
+    const auto pa = temp_file("kp_cli_rb_a.json", a.out);
+    const auto pb = temp_file("kp_cli_rb_b.json", b.out);
+    const auto dir = std::filesystem::temp_directory_path() / ("kp_cli_rb_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    REQUIRE(run_cli({"snapshot", "ramp", pa, pb, "--steps", "4", "--out", dir.string()}).status == 0);
+    const std::string step2 = (dir / "epoch-3.json").string();  // the ramp's second epoch
+    const auto r = run_cli({"snapshot", "rollback", step2, pa, "--json", "--out", dir.string()});
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["from_epoch"] == 3);
+    CHECK(j["to_epoch"] == 1);
+    REQUIRE(j["epochs"].size() == 1);
+    CHECK(j["epochs"][0]["epoch"] == 4);
+    // The rollback moves back what the ramp's first two epochs moved, and d relinquishes exactly that.
+    const auto ramp = keyplace::plan_ramp(keyplace::load_snapshot_json(a.out), keyplace::load_snapshot_json(b.out),
+                                          {.steps = 4});
+    const double taken = ramp.moved[0] + ramp.moved[1];
+    CHECK(std::fabs(j["epochs"][0]["moved"].get<double>() - taken) < 1e-12);
+    double invalidated = 0;
+    for (const auto& t : j["totals"]) {
+        if (t["node"] == "d") {
+            CHECK(std::fabs(t["relinquish"].get<double>() - taken) < 1e-12);
+        } else {
+            invalidated += t["invalidate"].get<double>();
+        }
+    }
+    CHECK(std::fabs(invalidated - taken) < 1e-12);
+    const auto written = keyplace::load_snapshot_json(
+        std::string(std::istreambuf_iterator<char>(std::ifstream(dir / "epoch-4.json").rdbuf()), {}));
+    CHECK(written.fingerprint() == keyplace::load_snapshot_json(a.out).fingerprint());
+    const auto text = run_cli({"snapshot", "rollback", "--from", step2, "--to", pa, "--max-ranges", "1"});
+    REQUIRE(text.status == 0);
+    CHECK_THAT(text.out, Catch::Matchers::StartsWith("rollback from epoch 3 to the placement of epoch 1: 1 epoch; exact"));
+    CHECK_THAT(text.out, Catch::Matchers::Contains("more ranges (--max-ranges, --json)"));
+
+    expect_failure(run_cli({"snapshot", "rollback", step2, pa, "--steps", "2", "--max-moved", "0.1"}), 2,
+                   "give --steps N or --max-moved F, not both");
+    const auto joining = run_cli({"snapshot", "next", pa, "--add", "d"});
+    const auto pj = temp_file("kp_cli_rb_j.json", joining.out);
+    expect_failure(run_cli({"snapshot", "rollback", pa, pj}), 1, "roll back to a settled epoch");
+    expect_failure(run_cli({"snapshot", "rollback", pj, pa, "--steps", "2"}), 1, "is a transition: roll it back in one epoch");
     std::filesystem::remove_all(dir);
 }
 

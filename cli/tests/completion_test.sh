@@ -26,7 +26,7 @@ expect() {
 expect "keyplace-cli sn" "snapshot"
 expect "keyplace-cli loc" "locate"
 expect "keyplace-cli locate --str" "--strategy"
-expect "keyplace-cli snapshot " "create diff next ramp verify"
+expect "keyplace-cli snapshot " "create diff next ramp rollback verify"
 expect "keyplace-cli snapshot cr" "create"
 expect "keyplace-cli etcd st" "status"
 expect "keyplace-cli locate --strategy mag" "maglev"
