@@ -137,6 +137,7 @@ inline auto why_not(const strategy_row& row) -> std::string {
     return "this library does not ramp it";
 }
 
+// d as the epoch `epoch` following epoch - 1: no digests, no metadata.
 inline auto clean(snapshot_description d, std::uint64_t epoch) -> snapshot_description {
     d.epoch = epoch;
     d.parent_epoch = epoch - 1;

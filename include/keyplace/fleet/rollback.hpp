@@ -142,12 +142,7 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
     rollback_plan plan;
     const bool one_epoch = options.max_moved == 0 && options.steps == 1;
     if (one_epoch) {
-        snapshot_description d = back_to.describe();
-        d.epoch = now.epoch() + 1;
-        d.parent_epoch = now.epoch();
-        d.fingerprint.reset();
-        d.probe.reset();
-        d.metadata = {};
+        snapshot_description d = detail::ramping::clean(back_to.describe(), now.epoch() + 1);
         error_info e;
         auto built = snapshot::try_build(d, e);
         if (!built) {
