@@ -91,7 +91,7 @@ inline void apply_states(const parsed_args& a, std::vector<keyplace::snapshot_no
             const auto state = keyplace::parse_node_state(s->second);
             if (!state) {
                 usage_error("--states: " + quote(s->second) + " of node " + quote(n.id) +
-                            " is not joining, active, leaving or left");
+                            " is not " + std::string(keyplace::node_state_names));
             }
             n.state = *state;
             states.erase(s);
@@ -536,19 +536,24 @@ inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_s
     const auto s = load_snapshot_file(*a.get(snapshot_option.spec));
     const bool json = a.has(json_flag.spec);
     const bool write_set = a.has(write_set_flag.spec);
+    const bool read_set = a.has(read_set_flag.spec);
+    if (write_set && read_set) {
+        usage_error("--write-set and --read-set exclude each other");
+    }
     held_output held(io.stream.held_bytes);
-    key_results results(held, json, write_set ? "{\"write_sets\":[" : "{\"owners\":[");
+    key_results results(held, json,
+                        write_set ? "{\"write_sets\":[" : read_set ? "{\"read_sets\":[" : "{\"owners\":[");
     progress shown(*io.err, progress_mode_of(a, io), "locate");
     std::vector<std::uint32_t> ws(2 * (s->current().width() + s->pending().width()));
     key_reader reader(in, io.stream.block_lines, std::string(io.input));
     while (reader.next()) {
         for (const auto key : reader.keys()) {
-            if (!write_set) {
+            if (!write_set && !read_set) {
                 const auto& id = s->owner(key).id;
                 results.add(json ? json_string(id) : id);
                 continue;
             }
-            const std::size_t n = s->write_set(key, ws);
+            const std::size_t n = write_set ? s->write_set(key, ws) : s->read_set(key, ws);
             std::string line = json ? "[" : "";
             for (std::size_t k = 0; k < n; ++k) {
                 const auto& id = s->nodes()[ws[k]].id;

@@ -838,7 +838,7 @@ TEST_CASE("json: unknown states and spreads are refused", "[json]") {
     refused(j, errc::invalid_state, "nodes[2].state");
     error_info err;
     CHECK_FALSE(keyplace::read_description_json(text(j), err));
-    CHECK(err.message() == "nodes[2].state: 'gone' is not joining, active, leaving or left");
+    CHECK(err.message() == "nodes[2].state: 'gone' is not joining, active, leaving, read_only or left");
     j["nodes"][2]["state"] = "Active";
     refused(j, errc::invalid_state, "nodes[2].state");
     j = base();
@@ -969,7 +969,7 @@ TEST_CASE("json: errors of the build pass through, prefixed by what they concern
     j["nodes"] = json::array({{{"id", "a"}, {"state", "left"}}});
     error_info err;
     CHECK_FALSE(keyplace::try_load_snapshot_json(text(j), err));
-    CHECK(err.message() == "nodes: no node owns keys now (none is active or leaving)");
+    CHECK(err.message() == "nodes: no node owns keys now (none is active, leaving or read_only)");
 }
 
 TEST_CASE("json: nesting deeper than 64 levels is refused while parsing", "[json]") {

@@ -1437,6 +1437,51 @@ TEST_CASE("cli: snapshot rollback from a ramp step returns in one epoch and name
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("cli: a read_only node: its state in documents, the write set and the read set", "[cli][snapshot][read_only]") {
+    const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu",
+                                  "--states", "c=read_only"});
+    REQUIRE(created.status == 0);
+    const auto s = keyplace::load_snapshot_json(created.out);
+    REQUIRE(s.find("c") != nullptr);
+    CHECK(s.find("c")->state == keyplace::node_state::read_only);
+    const auto path = temp_file("kp_cli_read_only.json", created.out);
+    std::string keys;
+    std::vector<std::string> list;
+    for (int i = 0; i < 200; ++i) {
+        list.push_back("user:" + std::to_string(i));
+        keys += list.back() + "\n";
+    }
+    const auto ws = run_cli({"locate", "--snapshot", path, "--write-set"}, keys);
+    const auto rs = run_cli({"locate", "--snapshot", path, "--read-set"}, keys);
+    REQUIRE(ws.status == 0);
+    REQUIRE(rs.status == 0);
+    std::istringstream wl(ws.out);
+    std::istringstream rl(rs.out);
+    std::string w;
+    std::string r;
+    std::size_t drained = 0;
+    for (const auto& key : list) {
+        REQUIRE(std::getline(wl, w));
+        REQUIRE(std::getline(rl, r));
+        if (s.owner(key).id == "c") {
+            ++drained;
+            const std::string after = s.next_owner(key).id;
+            CHECK(w == "c," + after);
+            CHECK(r == after + ",c");
+        } else {
+            CHECK(w == s.owner(key).id);
+            CHECK(r == w);
+        }
+    }
+    CHECK(drained > 20);
+    const auto verify = run_cli({"snapshot", "verify", path});
+    CHECK_THAT(verify.out, Catch::Matchers::Contains("1 read_only"));
+    expect_failure(run_cli({"locate", "--snapshot", path, "--write-set", "--read-set"}, "k\n"), 2,
+                   "--write-set and --read-set exclude each other");
+    expect_failure(run_cli({"locate", "--strategy", "ring", "--nodes", "a,b", "--read-set"}, "k\n"), 2,
+                   "--read-set needs --snapshot");
+}
+
 TEST_CASE("cli: overrides through snapshot create and next, honored by locate --snapshot, plan and shadow",
           "[cli][snapshot][overrides]") {
     const auto created = run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b,c", "--cluster", "eu",
@@ -1510,7 +1555,7 @@ TEST_CASE("cli: bad snapshot arguments and documents fail in one line", "[cli][s
                    "missing required option --cluster");
     expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
                             "--states", "b=gone"}),
-                   2, "'gone' of node 'b' is not joining, active, leaving or left");
+                   2, "'gone' of node 'b' is not joining, active, leaving, read_only or left");
     expect_failure(run_cli({"snapshot", "create", "--strategy", "ring", "--nodes", "a,b", "--cluster", "c",
                             "--states", "z=left"}),
                    2, "--states names 'z', which is not in --nodes");

@@ -785,7 +785,8 @@ TEST_CASE("etcd watcher over memory: a corrupt, truncated, foreign, mislabelled 
             const auto w2 = watcher_on(down2, std::move(o2));
             CHECK(w2->stats().restored_epoch == 3);
         } else {
-            CHECK(w->stats().cache_failures >= 1);
+            // The write is tried after the adoption is visible: wait for it.
+            CHECK(eventually([&] { return w->stats().cache_failures >= 1; }));
         }
     }
 }

@@ -123,7 +123,7 @@ class Node:
 
 
 def owns_now(n: Node) -> bool:
-    return n.state in ("active", "leaving")
+    return n.state in ("active", "leaving", "read_only")
 
 
 def owns_after(n: Node) -> bool:
@@ -287,7 +287,7 @@ class BucketTable:
         out = cls.__new__(cls)
         out.t = copy.deepcopy(before.t, {id(n): n for n in nodes})  # the same Node objects
         for n in nodes:
-            if n.state == "leaving":
+            if n.state in ("leaving", "read_only"):   # owns keys now, none after
                 out.t.without(n)
         for n in nodes:
             if n.state == "joining":
@@ -1154,6 +1154,11 @@ def snapshot_digests(strategy, given_params, count, spread, nodes, overrides=(),
     if overrides:
         ordered = sorted((k.encode(), n.encode()) for k, n in overrides)
         tail = le32(len(ordered)) + b"".join(s_str(k) + s_str(n) for k, n in ordered)
+    # Read-only nodes (README, "read_only"): none adds no byte; else LE32(0xffffffff),
+    # LE32(count), then str(id) of each in bytewise order of id.
+    read_only = sorted(n.bid for n in nodes if n.state == "read_only")
+    if read_only:
+        tail += le32(0xFFFFFFFF) + le32(len(read_only)) + b"".join(s_str(i) for i in read_only)
     fp = xxh3_128(b"keyplace.snapshot/1" + le64(fp_now[1]) + le64(fp_now[0]) +
                   le64(fp_after[1]) + le64(fp_after[0]) + tail)
     return fp, probe_digest(cur)
@@ -1407,6 +1412,27 @@ def strategy_cases():
         {"probes": 41}, replication=(2, "zone"), comment="the replication header and the location block")
     add("mpchash_leaving_left", "mpchash", N("s1,s2@leaving,s3,s4@left"), {"probes": 1},
         comment="K = 1: the successor of H(key, 1) alone")
+    return C
+
+
+def read_only_cases():
+    """Encoding 2 only: read-only nodes (draining: they own keys now and none after, as
+    leaving ones do, and take no new values), whose ids the fingerprint appends."""
+    C = []
+
+    def add(name, strategy, nodes, params=None, replication=(0, "node"), comment=None):
+        C.append((name, strategy, params or {}, replication, nodes, comment))
+
+    add("ring_read_only", "ring", N("cache-b,cache-a,cache-c@read_only"),
+        comment="current cache-a,b,c; pending cache-a,b; ring_leaving's placements, another fingerprint")
+    add("ring_leaving", "ring", N("cache-b,cache-a,cache-c@leaving"),
+        comment="the same placements with cache-c leaving")
+    add("rendezvous_read_only_sorted", "rendezvous", N("r-z@read_only,r-b,r-y@read_only,r-a@joining"),
+        comment="two read-only ids, hashed in bytewise order (r-y, r-z), beside a joining node")
+    add("anchor_read_only", "anchor", N("a-a,a-b@read_only,a-c,a-d"),
+        comment="pending removes a-b's bucket as for a leaving node")
+    add("maglev_read_only_replicated", "maglev", N("m-a~eu/z1,m-b~eu/z2,m-c~eu/z3,m-d@read_only~eu/z1"),
+        {"table-size": 251}, replication=(2, "zone"), comment="with copies over zones")
     return C
 
 
@@ -1675,9 +1701,11 @@ def main():
         "# keyplace snapshot digests, contract version 1, fingerprint encoding 2:\n# golden values").replace(
         "#         partitions).", "#         partitions, multiprobe, anchor, memento,\n#         jumpback, mpchash).").replace(
         "#         decimal digits is a number, anything else a name.",
-        "#         decimal digits is a number, [A;B;...] a list of numbers, anything\n#         else a name.")
+        "#         decimal digits is a number, [A;B;...] a list of numbers, anything\n#         else a name.").replace(
+        "#         leaving or left; ~ the location", "#         leaving, read_only or left; ~ the location")
     out = [header, f"keyplace-snapshot-digests {encoding}"]
-    plain = cases() + (location_cases() + strategy_cases() + contract_cases() if encoding >= 2 else [])
+    plain = cases() + (location_cases() + strategy_cases() + contract_cases() + read_only_cases()
+                       if encoding >= 2 else [])
     for name, strategy, params, (count, spread), nodes, comment in plain:
         fp, probe = snapshot_digests(strategy, params, count, spread, nodes, encoding=encoding)
         ptxt = params_text(params)

@@ -714,7 +714,7 @@ private:
             const auto s = parse_node_state(state);
             if (!s) {
                 return bad(fleet_errc::invalid_state, at / "state",
-                           quote(state) + " is not joining, active, leaving or left");
+                           quote(state) + " is not " + std::string(node_state_names));
             }
             out.state = *s;
         }

@@ -324,7 +324,7 @@ public:
     /// The placement now, and after the transition (the same object when nothing moves).
     [[nodiscard]] auto current() const noexcept -> const placement& { return *current_; }
     [[nodiscard]] auto pending() const noexcept -> const placement& { return *pending_; }
-    /// Whether a node is joining or leaving.
+    /// Whether a node is joining, leaving or read-only (current() and pending() differ).
     [[nodiscard]] auto in_transition() const noexcept -> bool { return current_ != pending_; }
 
     /// The snapshot's fingerprint: XXH3-128 over the fingerprints of current() and pending().
@@ -351,7 +351,8 @@ public:
     /// open: the copies now, then those after that are not among them, as indices into
     /// nodes() (an overridden key's node first: placement::copies_of). Writes at most
     /// out.size() (2 * current().width() always suffice) and returns how many. Outside a
-    /// transition it is the copies now.
+    /// transition it is the copies now. A read-only node in it takes the invalidation only:
+    /// delete the key there, store no value (takes_values(state) is false).
     [[nodiscard]] auto write_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
         std::size_t got = current_->copies_of(key, out);
         if (!in_transition()) {
@@ -379,6 +380,43 @@ public:
             out.push_back(&d_.nodes[i]);
         }
         return out;
+    }
+
+    /// Where a read of the key looks, in order, as indices into nodes(): the copies now that
+    /// take values, then the copies after the transition not among them, then the read-only
+    /// copies now (they hold values from before, kept valid by the invalidations the write set
+    /// sends them, and take no new ones, so a miss must not be filled there). Without a
+    /// read-only node: the copies now, then the copies after not among them. Writes at most
+    /// out.size() (2 * current().width() always suffice) and returns how many.
+    [[nodiscard]] auto read_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
+        std::array<std::uint32_t, max_snapshot_copies> now{};
+        std::array<std::uint32_t, max_snapshot_copies> after{};
+        const std::size_t n = current_->copies_of(key, std::span<std::uint32_t>(now.data(), current_->width()));
+        const std::size_t m =
+            in_transition() ? pending_->copies_of(key, std::span<std::uint32_t>(after.data(), pending_->width())) : 0;
+        std::size_t got = 0;
+        const auto add = [&](std::uint32_t i) {
+            for (std::size_t j = 0; j < got; ++j) {
+                if (out[j] == i) {
+                    return;
+                }
+            }
+            if (got < out.size()) {
+                out[got++] = i;
+            }
+        };
+        for (std::size_t k = 0; k < n; ++k) {
+            if (takes_values(d_.nodes[now[k]].state)) {
+                add(now[k]);
+            }
+        }
+        for (std::size_t k = 0; k < m; ++k) {
+            add(after[k]);
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+            add(now[k]);
+        }
+        return got;
     }
 
     /// The overrides, in bytewise order of key.
@@ -427,7 +465,8 @@ private:
     /// contract 1, which left the location block out (doc/contract.md, "Fingerprint").
     auto placement_fingerprint(const placement& p, bool locations = true) const -> digest128;
     static auto combined_fingerprint(const digest128& now, const digest128& after,
-                                     std::span<const key_override> overrides) -> digest128;
+                                     std::span<const key_override> overrides,
+                                     std::span<const snapshot_node> nodes) -> digest128;
     auto check_overrides() -> detail::failure;
 
     snapshot_description d_;  // normalized: every parameter; no stated digests
@@ -439,7 +478,8 @@ private:
 };
 
 /// Whether `next` may replace `current` in one process: same cluster, a newer epoch (the same
-/// epoch with the same fingerprint is the same snapshot again), and no tombstone that returns.
+/// epoch with the same fingerprint is the same snapshot again), no tombstone that returns, and no
+/// joining node that becomes read_only (it holds nothing to serve reads from).
 /// Returns stale_epoch, wrong_cluster, split_brain or invalid_state, each naming both values.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snapshot& next) -> error_info;
 
@@ -879,7 +919,8 @@ KEYPLACE_DETAIL_INLINE auto snapshot::placement_fingerprint(const placement& p, 
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::combined_fingerprint(const digest128& now, const digest128& after,
-                                           std::span<const key_override> overrides) -> digest128 {
+                                           std::span<const key_override> overrides,
+                                           std::span<const snapshot_node> nodes) -> digest128 {
     detail::canonical_hasher h;
     h.bytes("keyplace.snapshot/1", 19);
     h.digest(now);
@@ -889,6 +930,23 @@ KEYPLACE_DETAIL_INLINE auto snapshot::combined_fingerprint(const digest128& now,
         for (const auto& o : overrides) {
             h.str(o.key);
             h.str(o.node);
+        }
+    }
+    // Read-only nodes place keys as leaving ones do but take no new values: their ids, in bytewise
+    // order, after the marker LE32(0xffffffff) (no override count is that large). None: the bytes
+    // of a snapshot without read-only nodes, unchanged.
+    std::vector<std::string_view> read_only;
+    for (const auto& n : nodes) {
+        if (n.state == node_state::read_only) {
+            read_only.push_back(n.id);
+        }
+    }
+    if (!read_only.empty()) {
+        std::sort(read_only.begin(), read_only.end());
+        h.le32(0xffffffffU);
+        h.le32(static_cast<std::uint32_t>(read_only.size()));
+        for (const auto id : read_only) {
+            h.str(id);
         }
     }
     return h.finish();
@@ -964,14 +1022,14 @@ KEYPLACE_DETAIL_INLINE auto snapshot::fingerprint_matches(const digest128& state
     }
     const digest128 now = placement_fingerprint(*current_, false);
     const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_, false);
-    return stated == combined_fingerprint(now, after, d_.overrides);
+    return stated == combined_fingerprint(now, after, d_.overrides, d_.nodes);
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::verify() const -> bool {
     const digest128 now = placement_fingerprint(*current_);
     const digest128 after = pending_ == current_ ? now : placement_fingerprint(*pending_);
     return now == current_->fingerprint() && after == pending_->fingerprint() &&
-           combined_fingerprint(now, after, d_.overrides) == fingerprint_;
+           combined_fingerprint(now, after, d_.overrides, d_.nodes) == fingerprint_;
 }
 
 KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> detail::failure {
@@ -1010,10 +1068,10 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
         if (auto f = check_location(n.where)) {
             return detail::fail(f.code(), "node " + detail::quote(n.id) + ": " + f.message()).at_node(i, f.where());
         }
-        if (static_cast<unsigned>(n.state) > static_cast<unsigned>(node_state::left)) {
+        if (!is_node_state(n.state)) {
             return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + ": state " +
-                                                         std::to_string(static_cast<unsigned>(n.state)) +
-                                                         " is not joining, active, leaving or left")
+                                                         std::to_string(static_cast<unsigned>(n.state)) + " is not " +
+                                                         std::string(node_state_names))
                 .at_node(i, "state");
         }
         if (auto f = check_node_data(row, n, i)) {
@@ -1035,7 +1093,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
     }
     if (now.empty() || after.empty()) {
         return detail::fail(fleet_errc::no_owner, std::string("no node owns keys ") +
-                                                (now.empty() ? "now (none is active or leaving)"
+                                                (now.empty() ? "now (none is active, leaving or read_only)"
                                                              : "after the transition (none is active or joining)"))
             .at("nodes");
     }
@@ -1050,7 +1108,7 @@ KEYPLACE_DETAIL_INLINE auto snapshot::assign(const snapshot_description& d) -> d
     } else if (auto f = build_placement(after, pending_, current_.get())) {
         return f;
     }
-    fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint(), d_.overrides);
+    fingerprint_ = combined_fingerprint(current_->fingerprint(), pending_->fingerprint(), d_.overrides, d_.nodes);
     if (d.fingerprint && !fingerprint_matches(*d.fingerprint)) {
         return detail::fail(fleet_errc::fingerprint_mismatch, "the document states fingerprint " + d.fingerprint->hex() +
                                                             "; the placement built here has " + fingerprint_.hex() +
@@ -1100,6 +1158,12 @@ KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snaps
             return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + " left at epoch " +
                                                          std::to_string(current.epoch()) + " and may not return as " +
                                                          std::string(to_string(n.state)) + "; give it a new id");
+        }
+        if (was != nullptr && was->state == node_state::joining && n.state == node_state::read_only) {
+            return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + " is joining at epoch " +
+                                                         std::to_string(current.epoch()) +
+                                                         " and holds nothing to serve reads from: it may not "
+                                                         "become read_only");
         }
     }
     return {};

@@ -73,13 +73,15 @@ struct digest128 {
     friend auto operator==(const digest128&, const digest128&) -> bool = default;
 };
 
-/// Where a node is in its life. Placement now uses active and leaving nodes; placement after the
-/// transition uses active and joining nodes; a left node is a tombstone that owns nothing.
+/// Where a node is in its life. Placement now uses active, leaving and read-only nodes;
+/// placement after the transition uses active and joining nodes; a left node is a tombstone
+/// that owns nothing.
 enum class node_state : std::uint8_t {
-    joining,  ///< owns nothing yet: the destination of the ranges it will own
-    active,   ///< owns keys now and after
-    leaving,  ///< still owns keys; its ranges are being handed off
-    left,     ///< a tombstone: owns nothing, and its id may not return as another node
+    joining,    ///< owns nothing yet: the destination of the ranges it will own
+    active,     ///< owns keys now and after
+    leaving,    ///< still owns keys; its ranges are being handed off
+    left,       ///< a tombstone: owns nothing, and its id may not return as another node
+    read_only,  ///< serves reads of the keys it holds; takes no new value, only invalidations (draining)
 };
 
 [[nodiscard]] constexpr auto to_string(node_state s) noexcept -> std::string_view {
@@ -88,13 +90,20 @@ enum class node_state : std::uint8_t {
         case node_state::active: return "active";
         case node_state::leaving: return "leaving";
         case node_state::left: return "left";
+        case node_state::read_only: return "read_only";
     }
     return "?";
 }
 
-/// Parses "joining", "active", "leaving" or "left".
+/// Every state, in the order documents and messages list them.
+inline constexpr node_state node_states[] = {node_state::joining, node_state::active, node_state::leaving,
+                                             node_state::read_only, node_state::left};
+/// The states as a message lists them: "joining, active, leaving, read_only or left".
+inline constexpr std::string_view node_state_names = "joining, active, leaving, read_only or left";
+
+/// Parses a state's name (to_string).
 [[nodiscard]] constexpr auto parse_node_state(std::string_view s) noexcept -> std::optional<node_state> {
-    for (const auto state : {node_state::joining, node_state::active, node_state::leaving, node_state::left}) {
+    for (const auto state : node_states) {
         if (to_string(state) == s) {
             return state;
         }
@@ -102,9 +111,20 @@ enum class node_state : std::uint8_t {
     return std::nullopt;
 }
 
-/// Whether a node in this state owns keys now, and after the transition.
+/// Whether a value is one of the states (a description built in code may hold any byte).
+[[nodiscard]] constexpr auto is_node_state(node_state s) noexcept -> bool {
+    return static_cast<unsigned>(s) <= static_cast<unsigned>(node_state::read_only);
+}
+
+/// Whether a node in this state owns keys now, and after the transition. A read-only node owns
+/// keys now (reads find what it holds) and none after, as a leaving one does; unlike a leaving
+/// one it takes no new values (takes_values).
 [[nodiscard]] constexpr auto owns_now(node_state s) noexcept -> bool {
-    return s == node_state::active || s == node_state::leaving;
+    return s == node_state::active || s == node_state::leaving || s == node_state::read_only;
+}
+/// Whether a node in this state stores the values written to it (a read-only one only drops them).
+[[nodiscard]] constexpr auto takes_values(node_state s) noexcept -> bool {
+    return s == node_state::active || s == node_state::leaving || s == node_state::joining;
 }
 [[nodiscard]] constexpr auto owns_after(node_state s) noexcept -> bool {
     return s == node_state::active || s == node_state::joining;

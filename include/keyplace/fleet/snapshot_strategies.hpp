@@ -305,7 +305,7 @@ struct tokens_binding {
 /// AnchorHash's or MementoHash's table now: the parameters' removed buckets (and AnchorHash's
 /// capacity; 0 means the nodes that own keys now or after the transition), the working buckets
 /// taken in ascending order by the nodes that own keys now, in document order. After a
-/// transition: that table without each leaving node, then with each joining node (document
+/// transition: that table without each leaving (or read-only) node, then with each joining node (document
 /// order), so only their keys move and a returning bucket is the last one removed.
 template <class S, fixed_string Name>
 struct buckets_binding {
@@ -319,7 +319,7 @@ struct buckets_binding {
             std::optional<S> next = *now;
             for (std::size_t i = 0; i < in.d.nodes.size(); ++i) {
                 const auto& n = in.d.nodes[i];
-                if (n.state == node_state::leaving && !(next = next->try_without(n.id, err))) {
+                if (owns_now(n.state) && !owns_after(n.state) && !(next = next->try_without(n.id, err))) {
                     return std::move(err).at_node(i);
                 }
             }

@@ -111,19 +111,19 @@ struct transfer_plan {
 /// The plan of the transition one snapshot describes: current() to pending().
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto plan_transition(const snapshot& s) -> transfer_plan;
 namespace detail {
-/// A transition's states completed: joining nodes active, leaving nodes left.
+/// A transition's states completed: joining nodes active, leaving and read-only nodes left.
 inline void complete_states(std::vector<snapshot_node>& nodes) noexcept {
     for (auto& n : nodes) {
-        n.state = n.state == node_state::joining   ? node_state::active
-                  : n.state == node_state::leaving ? node_state::left
-                                                   : n.state;
+        n.state = n.state == node_state::joining                                        ? node_state::active
+                  : n.state == node_state::leaving || n.state == node_state::read_only ? node_state::left
+                                                                                        : n.state;
     }
 }
 }  // namespace detail
 
 /// The epoch that completes the transition s describes: s.successor() (epoch + 1, parent s's
-/// epoch, pending()'s tables carried) with every joining node active and every leaving node
-/// left. Its current() places keys as s.pending() does.
+/// epoch, pending()'s tables carried) with every joining node active and every leaving or
+/// read-only node left. Its current() places keys as s.pending() does.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto completion(const snapshot& s) -> snapshot_description;
 /// What completing s's transition moves: s.current() to s.pending(), measured as between two
 /// snapshots (exact where the strategy allows). A joining epoch moves nothing now (a joining node
