@@ -57,8 +57,8 @@ struct locate_command {
     static constexpr auto options() {
         return std::tuple{&strategy_option,     &nodes_option, &input_keys_option, &prehashed_flag,
                           &copies_n_option,     &spread_option,    &shortfall_option,  &json_flag,
-                          &quiet_flag,          &snapshot_option,  &write_set_flag,    &read_set_flag,
-                          &load_factor_option,  &spread_reads_option, &salt_option};
+                          &quiet_flag,          &snapshot_option,  &write_set_flag,    &load_factor_option,
+                          &spread_reads_option, &salt_option};
     }
     static constexpr bool keys_replace_stdin = true;
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;

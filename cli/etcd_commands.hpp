@@ -57,8 +57,8 @@ inline constexpr number_option<std::uint32_t> ramp_hold_option{
     86400};
 inline constexpr plain_option ramp_check_option{
     {"check", "COMMAND",
-     "after each epoch's hold, run COMMAND (sh -c; KEYPLACE_EPOCH and KEYPLACE_CLUSTER set): a non-zero exit stops "
-     "the ramp (exit 4)"}};
+     "between epochs, after the hold, run COMMAND (sh -c; KEYPLACE_EPOCH and KEYPLACE_CLUSTER set): a non-zero exit "
+     "stops the ramp (exit 4)"}};
 /// etcd ramp: --check stopped it.
 inline constexpr int exit_check_stopped = 4;
 

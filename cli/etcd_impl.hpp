@@ -343,11 +343,25 @@ inline auto etcd_ramp(const parsed_args& a, std::ostream& out) -> std::string {
         }
     };
     for (const auto& s : chain) {
+        if (watch_interrupted.load()) {
+            input_error("interrupted before epoch " + std::to_string(s->epoch()));
+        }
         const auto cur = current_of(c, cluster);
         if (cur && cur->epoch >= s->epoch()) {
-            if (cur->epoch == s->epoch() && cur->fingerprint != s->fingerprint()) {
-                input_error("epoch " + std::to_string(s->epoch()) + " is published with fingerprint " +
-                            cur->fingerprint.hex() + ", not this ramp's " + s->fingerprint().hex());
+            // Published before (a rerun resumes): only if it is this ramp's epoch.
+            keyplace::error_info err;
+            const auto stored = c.get(keyplace::etcd::snapshot_key(cluster, s->epoch()), err);
+            if (err) {
+                etcd_error(err);
+            }
+            keyplace::error_info load_err;
+            const auto theirs = stored ? keyplace::try_load_snapshot_json(stored->value, load_err) : std::nullopt;
+            if (!theirs || theirs->fingerprint() != s->fingerprint()) {
+                input_error("epoch " + std::to_string(s->epoch()) + " is already published" +
+                            (theirs ? " with fingerprint " + theirs->fingerprint().hex() + ", not this ramp's " +
+                                          s->fingerprint().hex()
+                                    : std::string(", and its document is not in etcd to compare")) +
+                            ": this is not the ramp that was published");
             }
             say("epoch " + std::to_string(s->epoch()) + " already published");
             if (cur->epoch > s->epoch()) {
@@ -402,15 +416,18 @@ inline auto etcd_ramp(const parsed_args& a, std::ostream& out) -> std::string {
         while (std::chrono::steady_clock::now() < until && !watch_interrupted.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        if (check && s != chain.back()) {
+        if (check && s != chain.back() && !watch_interrupted.load()) {
             ::setenv("KEYPLACE_EPOCH", std::to_string(s->epoch()).c_str(), 1);
             ::setenv("KEYPLACE_CLUSTER", cluster.c_str(), 1);
             const int status = std::system(check->c_str());
             if (status != 0) {
-                const int code = status > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status;
+                const std::string how = status > 0 && WIFEXITED(status)     ? "exited " + std::to_string(WEXITSTATUS(status))
+                                        : status > 0 && WIFSIGNALED(status) ? "was killed by signal " +
+                                                                                  std::to_string(WTERMSIG(status))
+                                                                            : "could not run";
                 throw cli_error(exit_check_stopped,
-                                "--check exited " + std::to_string(code) + " after epoch " +
-                                    std::to_string(s->epoch()) + ": the ramp stops here",
+                                "--check " + how + " after epoch " + std::to_string(s->epoch()) +
+                                    ": the ramp stops here",
                                 "");
             }
         }

@@ -32,7 +32,7 @@ _keyplace_cli() {
             files='--keys'
             positional=0 ;;
         'locate')
-            options='--strategy --nodes --keys --prehashed --copies --spread --on-shortfall --json --quiet --snapshot --write-set --read-set --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
+            options='--strategy --nodes --keys --prehashed --copies --spread --on-shortfall --json --quiet --snapshot --write-set --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity --help'
             valued='--strategy --nodes --keys --copies --spread --on-shortfall --snapshot --load-factor --spread-reads --salt --vnodes --table-size --hash --max-ring-size --min-ring-size --probes --partitions --contract --capacity'
             files='--nodes --keys --snapshot'
             positional=0 ;;

@@ -21,10 +21,8 @@ auto locate_command::run_live(const parsed_args& a, std::istream& in, const live
         usage_error("--snapshot: " + not_built_message(component::snapshots));
 #endif
     }
-    for (const auto* flag : {&write_set_flag, &read_set_flag}) {
-        if (a.has(flag->spec)) {
-            usage_error("--" + std::string(flag->spec.name) + " needs --snapshot");
-        }
+    if (a.has(write_set_flag.spec)) {
+        usage_error("--write-set needs --snapshot");
     }
     return with_strategy(a, strategy_options, [&]<class E>(std::type_identity<E>) { return locate<E>(a, in, io); });
 }

@@ -46,8 +46,6 @@ inline constexpr plain_option snapshot_option{
     {"snapshot", "FILE", "place under this snapshot document instead of --strategy and --nodes"}};
 inline constexpr plain_option write_set_flag{
     {"write-set", "", "with --snapshot: every node a write must reach (now, then after the transition)"}};
-inline constexpr plain_option read_set_flag{
-    {"read-set", "", "with --snapshot: where a read looks, in order (a read_only node last: it takes no new values)"}};
 inline constexpr number_option<std::uint32_t> sample_option{
     {"sample-per-million", "R", "keys sampled per million, by key hash"}, 1'000'000, 0, 1'000'000};
 inline constexpr number_option<std::size_t> max_ranges_option{

@@ -486,6 +486,11 @@ inline auto snapshot_rollback(const parsed_args& a) -> std::string {
             w.begin_object().member("first", r.first).member("last", r.last).member("fraction", r.fraction);
             w.key("invalidate").array(r.invalidate).key("relinquish").array(r.relinquish).end_object();
         }
+        w.end_array().key("keys").begin_array();
+        for (const auto& k : plan->keys) {
+            w.begin_object().member("key", k.key);
+            w.key("invalidate").array(k.invalidate).key("relinquish").array(k.relinquish).end_object();
+        }
         w.end_array().end_object();
         return std::move(w).str() + "\n";
     }
@@ -496,7 +501,7 @@ inline auto snapshot_rollback(const parsed_args& a) -> std::string {
         text += "epoch " + std::to_string(plan->epochs[i].epoch) + " moves " + percent(plan->moved[i]) +
                 (out_dir ? "  " + files[i] : "") + "\n";
     }
-    if (plan->totals.empty()) {
+    if (plan->totals.empty() && plan->keys.empty()) {
         return text + "no copy needs invalidating or dropping\n";
     }
     text += "before publishing, invalidate on each node what it regains; once adopted, drop what it relinquishes:\n";
@@ -505,21 +510,26 @@ inline auto snapshot_rollback(const parsed_args& a) -> std::string {
         rows.push_back({t.node, percent(t.invalidate), percent(t.relinquish)});
     }
     text += text_table(rows);
+    const auto names = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v) {
+            s += (s.empty() ? "" : ",") + x;
+        }
+        return s.empty() ? std::string("-") : s;
+    };
     const std::size_t shown = std::min(plan->ranges.size(), max_ranges_option.get(a));
     for (std::size_t i = 0; i < shown; ++i) {
         const auto& r = plan->ranges[i];
-        const auto names = [](const std::vector<std::string>& v) {
-            std::string s;
-            for (const auto& x : v) {
-                s += (s.empty() ? "" : ",") + x;
-            }
-            return s.empty() ? std::string("-") : s;
-        };
+
         text += std::to_string(r.first) + ".." + std::to_string(r.last) + " " + percent(r.fraction) +
                 ": invalidate " + names(r.invalidate) + ", relinquish " + names(r.relinquish) + "\n";
     }
     if (shown < plan->ranges.size()) {
         text += "... " + std::to_string(plan->ranges.size() - shown) + " more ranges (--max-ranges, --json)\n";
+    }
+    for (const auto& k : plan->keys) {
+        text += "key " + quote(k.key) + ": invalidate " + names(k.invalidate) + ", relinquish " + names(k.relinquish) +
+                "\n";
     }
     return text;
 }
@@ -536,24 +546,19 @@ inline auto locate_snapshot(const parsed_args& a, std::istream& in, const live_s
     const auto s = load_snapshot_file(*a.get(snapshot_option.spec));
     const bool json = a.has(json_flag.spec);
     const bool write_set = a.has(write_set_flag.spec);
-    const bool read_set = a.has(read_set_flag.spec);
-    if (write_set && read_set) {
-        usage_error("--write-set and --read-set exclude each other");
-    }
     held_output held(io.stream.held_bytes);
-    key_results results(held, json,
-                        write_set ? "{\"write_sets\":[" : read_set ? "{\"read_sets\":[" : "{\"owners\":[");
+    key_results results(held, json, write_set ? "{\"write_sets\":[" : "{\"owners\":[");
     progress shown(*io.err, progress_mode_of(a, io), "locate");
     std::vector<std::uint32_t> ws(2 * (s->current().width() + s->pending().width()));
     key_reader reader(in, io.stream.block_lines, std::string(io.input));
     while (reader.next()) {
         for (const auto key : reader.keys()) {
-            if (!write_set && !read_set) {
+            if (!write_set) {
                 const auto& id = s->owner(key).id;
                 results.add(json ? json_string(id) : id);
                 continue;
             }
-            const std::size_t n = write_set ? s->write_set(key, ws) : s->read_set(key, ws);
+            const std::size_t n = s->write_set(key, ws);
             std::string line = json ? "[" : "";
             for (std::size_t k = 0; k < n; ++k) {
                 const auto& id = s->nodes()[ws[k]].id;

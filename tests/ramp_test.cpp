@@ -169,6 +169,14 @@ TEST_CASE("ramp: a rendezvous reweight and a join of chosen points ramp monotoni
         }
         const snapshot from = snapshot::build(before);
         const snapshot to = snapshot::build(joined);
+        // More steps than points to reveal: one epoch per point, none repeated, none placing as the last.
+        auto three = joined;
+        three.nodes.back().points.resize(3);
+        const auto short_ramp = plan_ramp(from, snapshot::build(three), {.steps = 10});
+        CHECK(short_ramp.values == std::vector<double>{1, 2, 3});
+        for (const double m : short_ramp.moved) {
+            CHECK(m > 0);
+        }
         const auto plan = plan_ramp(from, to, {.steps = 4});
         CHECK(plan.method == ramp_method::points);
         CHECK(plan.values == std::vector<double>{8, 16, 24, 32});

@@ -245,3 +245,51 @@ TEST_CASE("rollback: bad input is refused with its reason", "[rollback]") {
     refused(snapshot::build(description("ring", 2, {"a", "b", "c", "d", "e"})), s1, {.steps = 2},
             errc::invalid_argument, "rollback: ramp: a ramp changes one node's share");
 }
+
+TEST_CASE("rollback: a completed leave may not be rolled back onto its tombstone, and modulo's two moduli are counted",
+          "[rollback]") {
+    const snapshot s1 = snapshot::build(description("ring", 1, {"a", "b", "c"}));
+    auto gone = description("ring", 3, {"a", "b", "c"});
+    gone.nodes[2].state = node_state::left;
+    keyplace::error_info err;
+    CHECK_FALSE(keyplace::try_plan_rollback(snapshot::build(gone), s1, {}, err));
+    CHECK(err == keyplace::fleet_errc::invalid_state);
+    CHECK(err.message() == "rollback: node 'c' left at epoch 3 and may not return: roll back to a placement without "
+                           "it, or give it a new id");
+
+    // modulo: now's current() is modulo 3 and its pending() modulo 4: the ranges of the two plans
+    // count different moduli, so the rules are counted over sample keys.
+    const snapshot m1 = snapshot::build(description("modulo", 1, {"a", "b", "c"}));
+    auto joining = description("modulo", 2, {"a", "b", "c", "d"});
+    joining.nodes[3].state = node_state::joining;
+    const snapshot m2 = snapshot::build(joining);
+    const auto plan = plan_rollback(m2, m1);
+    CHECK_FALSE(plan.exact);
+    CHECK(plan.modulus == 0);
+    double relinquished = 0;
+    for (const auto& t : plan.totals) {
+        CHECK(t.invalidate == 0);
+        CHECK(t.relinquish <= 1.0);
+        relinquished += t.relinquish;
+    }
+    // Every key the joiner was prepared for, and what the others would have taken: modulo 3 -> 4
+    // moves 3/4 of the keys (an independent count), within sampling noise of 2^17 keys.
+    CHECK(std::fabs(relinquished - 0.75) < 4 * std::sqrt(0.75 * 0.25 / 131072.0));
+}
+
+TEST_CASE("rollback: an overridden key gets its own rule", "[rollback]") {
+    const snapshot back = snapshot::build(description("ring", 1, {"a", "b", "c"}));
+    const std::string ring_owner = back.owner("hot").id;
+    const std::string other = ring_owner == "c" ? "a" : "c";
+    auto with = description("ring", 2, {"a", "b", "c"});
+    with.overrides.push_back({"hot", other});
+    const snapshot now = snapshot::build(with);
+    const auto plan = plan_rollback(now, back);
+    // Under `now` the key's writes went to the override's node alone; after, the ring's owner has
+    // it back with a copy older than those writes.
+    REQUIRE(plan.keys.size() == 1);
+    CHECK(plan.keys[0].key == "hot");
+    CHECK(plan.keys[0].invalidate == std::vector<std::string>{ring_owner});
+    CHECK(plan.keys[0].relinquish == std::vector<std::string>{other});
+    CHECK(plan.moved[0] == 0);  // the strategies are the same: the ranges move nothing
+}

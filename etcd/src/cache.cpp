@@ -5,8 +5,8 @@
 //   keyplace-watcher-cache 1 stated=<32 hex> length=<bytes> xxh3-128=<32 hex>\n<document>
 // `stated` is the fingerprint `current` stated at the adoption (it may be encoding 1's), and the
 // checksum covers the format's name, the stated fingerprint and the document. It is written to
-// FILE.tmp, flushed to disk, renamed over FILE, and the directory is flushed: a crash leaves the
-// old file or the new one, never a mix.
+// FILE.tmp.<pid>, flushed to disk, renamed over FILE, and the directory is flushed: a crash leaves
+// the old file or the new one, never a mix (and perhaps the temporary file, never read).
 #include "protocol.hpp"
 
 #include <keyplace/fleet/json.hpp>
@@ -81,7 +81,8 @@ auto write_cache(const std::string& path, std::string_view document, const diges
     std::string header = std::string(cache_magic) + " " + std::to_string(cache_version) + " stated=" + stated.hex() +
                          " length=" + std::to_string(document.size()) +
                          " xxh3-128=" + cache_checksum(stated, document).hex() + "\n";
-    const std::string tmp = path + ".tmp";
+    // Named for this process: two processes misconfigured onto one file never write one temporary.
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return what + "cannot create " + detail::quote(tmp) + ": " + os_error(errno);
@@ -107,13 +108,14 @@ auto write_cache(const std::string& path, std::string_view document, const diges
     }
     // The rename is durable once the directory is: without this a crash may bring the old file back.
     const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        const bool synced = ::fsync(dir) == 0;
-        e = errno;
-        (void)::close(dir);
-        if (!synced) {
-            return what + "cannot flush its directory: " + os_error(e);
-        }
+    if (dir < 0) {
+        return what + "cannot open its directory to flush the rename: " + os_error(errno);
+    }
+    const bool synced = ::fsync(dir) == 0;
+    e = errno;
+    (void)::close(dir);
+    if (!synced) {
+        return what + "cannot flush its directory: " + os_error(e);
     }
     return "";
 }

@@ -234,7 +234,7 @@ struct watcher_options {
     std::function<void(const snapshot&)> on_adopt{};
     std::function<void(refusal, const std::string&)> on_refuse{};
     /// A file that keeps the last adopted snapshot across restarts (empty: none; doc/etcd.md,
-    /// "Restart without etcd"). After each adoption the watcher writes it (FILE.tmp, fsync,
+    /// "Restart without etcd"). After each adoption the watcher writes it (FILE.tmp.<pid>, fsync,
     /// rename, fsync of the directory; an XXH3-128 checksum inside). The constructor reads it
     /// before connecting: a valid snapshot of this cluster is adopted at once, so a process that
     /// restarts while etcd is down routes with it, and from then on no older epoch is adopted. A

@@ -318,8 +318,8 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
     if (by_steps) {
         for (std::size_t k = 1; k < options.steps; ++k) {
             const double value = value_at(static_cast<double>(k) / static_cast<double>(options.steps));
-            if (!plan.values.empty() && value == plan.values.back()) {
-                continue;
+            if ((!plan.values.empty() && value == plan.values.back()) || value == hi_value) {
+                continue;  // as the epoch before, or already the last one's value
             }
             snapshot_description d = describe_at(value, epoch + 1);
             std::optional<snapshot> s;
@@ -341,7 +341,7 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
 
     // max_moved: from t0, the furthest t whose epoch moves at most max_moved from the one before.
     double t0 = 0;
-    for (int guard = 0; guard < 100000; ++guard) {
+    for (int guard = 0; guard < 1000; ++guard) {
         std::optional<snapshot> whole;
         {
             snapshot_description d = clean(last, epoch + 1);
@@ -398,7 +398,8 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
         push(std::move(best_d), std::move(*best), best_value, best_moved);
         t0 = lo;
     }
-    return refuse(errc::invalid_argument, "the ramp did not converge");
+    return refuse(errc::invalid_argument, "max_moved " + detail::format_weight(options.max_moved) +
+                                              " would take more than 1000 epochs");
 }
 
 #endif

@@ -37,6 +37,14 @@ struct rollback_range {
     std::vector<std::string> relinquish;
 };
 
+/// An overridden key (in either snapshot) with a rule: the ranges describe the strategies, which
+/// do not see overrides.
+struct rollback_key {
+    std::string key;
+    std::vector<std::string> invalidate;
+    std::vector<std::string> relinquish;
+};
+
 /// Per node, the fraction of the key space under each rule.
 struct rollback_total {
     std::string node;
@@ -52,7 +60,9 @@ struct rollback_plan {
     /// Whether the rules are exact ranges (else `ranges` is empty and `totals` count 2^17 sample keys).
     bool exact = false;
     plan_space space = plan_space::sampled;
+    std::uint64_t modulus = 0;           ///< residues only: the ranges count residues modulo this
     std::vector<rollback_range> ranges;  ///< sorted by first; only ranges where a rule applies
+    std::vector<rollback_key> keys;      ///< overridden keys with a rule, in bytewise order
     std::vector<rollback_total> totals;  ///< every node with a rule, by id
 };
 
@@ -68,9 +78,10 @@ struct rollback_options {
 /// writes on its write set — current() and pending() copies — so for every key the rule is:
 /// invalidate on back_to's copies that are not in now's write set; relinquish on now's write set
 /// minus back_to's copies. Exact over ranges where the strategy has regions (rings, tables),
-/// else counted over sample keys. Errors (nothing is planned): wrong_cluster; invalid_state
-/// (back_to in transition); invalid_argument (another strategy or parameters, a ramp back that
-/// try_plan_ramp refuses, with its reason); steps 0.
+/// else counted over sample keys; overridden keys get their own rule (keys). Errors (nothing is
+/// planned): wrong_cluster; invalid_state (back_to in transition, or a node of back_to that
+/// owns keys but left in `now`: a tombstone may not return); invalid_argument (another strategy
+/// or parameters, a ramp back that try_plan_ramp refuses, with its reason); steps 0.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapshot& back_to,
                                                             const rollback_options& options, error_info& err)
     -> std::optional<rollback_plan>;
@@ -136,6 +147,14 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
     if (!(now.strategy() == back_to.strategy())) {
         return refuse(errc::invalid_argument, "the two snapshots differ in strategy or its parameters");
     }
+    for (const auto& n : back_to.nodes()) {
+        const snapshot_node* was = now.find(n.id);
+        if (was != nullptr && was->state == node_state::left && owns_now(n.state)) {
+            return refuse(fleet_errc::invalid_state,
+                          "node " + detail::quote(n.id) + " left at epoch " + std::to_string(now.epoch()) +
+                              " and may not return: roll back to a placement without it, or give it a new id");
+        }
+    }
     if (options.steps == 0 && options.max_moved == 0) {
         return refuse(errc::invalid_argument, "steps 0: a rollback is at least one epoch");
     }
@@ -187,8 +206,15 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
             (inval ? t.invalidate : t.relinquish) += fraction;
         }
     };
+    const transfer_plan from_pending = pending_now ? plan_transfer(*pending_now, back_to) : transfer_plan{};
+    // The two lists must count the same space: a modulus may differ (modulo's lcm of node counts).
+    if (pending_now && (!from_pending.exact || from_pending.space != from_current.space ||
+                        from_pending.modulus != from_current.modulus)) {
+        plan.exact = false;
+        plan.space = plan_space::sampled;
+    }
+    plan.modulus = plan.exact ? from_current.modulus : 0;
     if (plan.exact) {
-        const transfer_plan from_pending = pending_now ? plan_transfer(*pending_now, back_to) : transfer_plan{};
         // Sweep the two sorted lists of changed ranges: where only one changes, the other placement
         // already holds back_to's copies there.
         const auto& r1 = from_current.ranges;
@@ -273,6 +299,26 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
     }
     for (auto& [id, t] : totals) {
         plan.totals.push_back(std::move(t));
+    }
+    // Overridden keys, in either snapshot, one by one: the ranges do not see them.
+    std::vector<std::string> overridden;
+    for (const snapshot* s : {&now, &back_to}) {
+        for (const auto& o : s->overrides()) {
+            overridden.push_back(o.key);
+        }
+    }
+    std::sort(overridden.begin(), overridden.end());
+    overridden.erase(std::unique(overridden.begin(), overridden.end()), overridden.end());
+    for (const auto& key : overridden) {
+        std::vector<std::string> written;
+        for (const auto* n : now.write_set(key)) {
+            written.push_back(n->id);
+        }
+        const auto after = copy_ids(back_to, back_to.current(), key);
+        rollback_key k{key, minus(after, written), minus(written, after)};
+        if (!k.invalidate.empty() || !k.relinquish.empty()) {
+            plan.keys.push_back(std::move(k));
+        }
     }
     return plan;
 }

@@ -352,7 +352,10 @@ public:
     /// nodes() (an overridden key's node first: placement::copies_of). Writes at most
     /// out.size() (2 * current().width() always suffice) and returns how many. Outside a
     /// transition it is the copies now. A read-only node in it takes the invalidation only:
-    /// delete the key there, store no value (takes_values(state) is false).
+    /// delete the key there, store no value (takes_values(state) is false). It is also the
+    /// order in which a read looks: the copies now, which hold every value written since the
+    /// transition began (a read-only one by those invalidations), then the copies after; a miss
+    /// is filled only on nodes that take values.
     [[nodiscard]] auto write_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
         std::size_t got = current_->copies_of(key, out);
         if (!in_transition()) {
@@ -380,43 +383,6 @@ public:
             out.push_back(&d_.nodes[i]);
         }
         return out;
-    }
-
-    /// Where a read of the key looks, in order, as indices into nodes(): the copies now that
-    /// take values, then the copies after the transition not among them, then the read-only
-    /// copies now (they hold values from before, kept valid by the invalidations the write set
-    /// sends them, and take no new ones, so a miss must not be filled there). Without a
-    /// read-only node: the copies now, then the copies after not among them. Writes at most
-    /// out.size() (2 * current().width() always suffice) and returns how many.
-    [[nodiscard]] auto read_set(std::string_view key, std::span<std::uint32_t> out) const noexcept -> std::size_t {
-        std::array<std::uint32_t, max_snapshot_copies> now{};
-        std::array<std::uint32_t, max_snapshot_copies> after{};
-        const std::size_t n = current_->copies_of(key, std::span<std::uint32_t>(now.data(), current_->width()));
-        const std::size_t m =
-            in_transition() ? pending_->copies_of(key, std::span<std::uint32_t>(after.data(), pending_->width())) : 0;
-        std::size_t got = 0;
-        const auto add = [&](std::uint32_t i) {
-            for (std::size_t j = 0; j < got; ++j) {
-                if (out[j] == i) {
-                    return;
-                }
-            }
-            if (got < out.size()) {
-                out[got++] = i;
-            }
-        };
-        for (std::size_t k = 0; k < n; ++k) {
-            if (takes_values(d_.nodes[now[k]].state)) {
-                add(now[k]);
-            }
-        }
-        for (std::size_t k = 0; k < m; ++k) {
-            add(after[k]);
-        }
-        for (std::size_t k = 0; k < n; ++k) {
-            add(now[k]);
-        }
-        return got;
     }
 
     /// The overrides, in bytewise order of key.
@@ -479,7 +445,7 @@ private:
 
 /// Whether `next` may replace `current` in one process: same cluster, a newer epoch (the same
 /// epoch with the same fingerprint is the same snapshot again), no tombstone that returns, and no
-/// joining node that becomes read_only (it holds nothing to serve reads from).
+/// joining or newly listed node that becomes read_only (it holds nothing to serve reads from).
 /// Returns stale_epoch, wrong_cluster, split_brain or invalid_state, each naming both values.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snapshot& next) -> error_info;
 
@@ -1159,9 +1125,10 @@ KEYPLACE_DETAIL_INLINE auto check_successor(const snapshot& current, const snaps
                                                          std::to_string(current.epoch()) + " and may not return as " +
                                                          std::string(to_string(n.state)) + "; give it a new id");
         }
-        if (was != nullptr && was->state == node_state::joining && n.state == node_state::read_only) {
-            return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) + " is joining at epoch " +
-                                                         std::to_string(current.epoch()) +
+        if ((was == nullptr || was->state == node_state::joining) && n.state == node_state::read_only) {
+            return detail::fail(fleet_errc::invalid_state, "node " + detail::quote(n.id) +
+                                                         (was == nullptr ? " is not listed" : " is joining") +
+                                                         " at epoch " + std::to_string(current.epoch()) +
                                                          " and holds nothing to serve reads from: it may not "
                                                          "become read_only");
         }
