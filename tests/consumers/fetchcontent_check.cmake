@@ -1,6 +1,7 @@
 # FetchContent of keyplace builds what the consumer asks for, checked on the build it leaves:
 # CASE=default: the consumer runs, and no object of keyplace::etcd was compiled nor libcurl looked
-# up; CASE=etcd (it sets KEYPLACE_WITH_ETCD ON): the consumer links keyplace::etcd and runs.
+# up; CASE=etcd (it sets KEYPLACE_WITH_ETCD ON): the consumer links keyplace::etcd and runs, and
+# so does a second one that links keyplace::compiled alone.
 # Run as: cmake -DKEYPLACE_SOURCE_DIR=... -DWORK_DIR=... -DCASE=... -DGENERATOR=...
 #   -DCXX=... -DCXX_FLAGS=... -DLINKER_FLAGS=... [-DLAUNCHER=...] -P fetchcontent_check.cmake
 set(_args -S "${CMAKE_CURRENT_LIST_DIR}/fetchcontent" -B "${WORK_DIR}" -G "${GENERATOR}"
@@ -35,6 +36,14 @@ endforeach()
 string(FIND "${_out}" "${_expected}" _at)
 if(_at EQUAL -1)
   message(FATAL_ERROR "case ${CASE}: the consumer printed '${_out}', not '${_expected}'")
+endif()
+# CASE=etcd also builds a consumer of keyplace::compiled alone (FetchContent is add_subdirectory).
+if(CASE STREQUAL "etcd")
+  execute_process(COMMAND "${WORK_DIR}/compiled_consumer" RESULT_VARIABLE _rc OUTPUT_VARIABLE _cout ERROR_VARIABLE _cerr)
+  string(FIND "${_cout}" "compiled consumer: ok" _cat)
+  if(NOT _rc EQUAL 0 OR _cat EQUAL -1)
+    message(FATAL_ERROR "case etcd: the keyplace::compiled consumer failed (${_rc}): '${_cout}' ${_cerr}")
+  endif()
 endif()
 
 # What the build left: keyplace::etcd's objects and library, and whether libcurl was looked up.

@@ -296,22 +296,26 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
         }
         return out.has_value();
     };
-    const auto push = [&](snapshot_description d, snapshot&& s, double value, double moved) {
+    const auto record = [&](snapshot_description d, double value, double moved) {
         plan.epochs.push_back(std::move(d));
         plan.values.push_back(value);
         plan.moved.push_back(moved);
         plan.total_moved += moved;
+    };
+    const auto push = [&](snapshot_description d, snapshot&& s, double value, double moved) {
+        record(std::move(d), value, moved);
         prev_built.emplace(std::move(s));
         prev = &*prev_built;
     };
+    // The last epoch is `to` renumbered: it places keys as `to` does, so `to` measures it (only an
+    // epoch that overflowed needs building, to report it).
     const auto finish = [&]() -> bool {
         snapshot_description d = clean(last, ++epoch);
-        std::optional<snapshot> s;
-        if (!build(d, s)) {
-            return false;
+        if (d.epoch == 0) {
+            std::optional<snapshot> s;
+            return build(d, s);
         }
-        const double moved = detail::snapshot_movement(*prev, *s).moved;
-        push(std::move(d), std::move(*s), hi_value, moved);
+        record(std::move(d), hi_value, detail::snapshot_movement(*prev, to).moved);
         return true;
     };
 
@@ -342,18 +346,11 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
     // max_moved: from t0, the furthest t whose epoch moves at most max_moved from the one before.
     double t0 = 0;
     for (int guard = 0; guard < 1000; ++guard) {
-        std::optional<snapshot> whole;
-        {
-            snapshot_description d = clean(last, epoch + 1);
-            if (!build(d, whole)) {
+        if (detail::snapshot_movement(*prev, to).moved <= options.max_moved) {
+            if (!finish()) {
                 return std::nullopt;
             }
-            if (detail::snapshot_movement(*prev, *whole).moved <= options.max_moved) {
-                if (!finish()) {
-                    return std::nullopt;
-                }
-                return plan;
-            }
+            return plan;
         }
         double lo = t0;
         double hi = 1;

@@ -287,7 +287,7 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
     } else {
         const double each = 1.0 / static_cast<double>(analysis_sample_size);
         for (std::size_t k = 0; k < analysis_sample_size; ++k) {
-            const std::string key = "keyplace.sample." + std::to_string(k);
+            const std::string key = sample_key(k);
             auto written = copy_ids(now, now.current(), key);
             if (now.in_transition()) {
                 written = joined(written, copy_ids(now, now.pending(), key));
