@@ -82,7 +82,7 @@ _keyplace_cli() {
             files='--before --after'
             positional=1 ;;
         'snapshot ramp')
-            options='--before --after --steps --max-moved --out --json --help'
+            options='--before --after --steps --max-moved --announce --out --json --help'
             valued='--before --after --steps --max-moved --out'
             files='--before --after'
             positional=1 ;;

@@ -67,6 +67,8 @@ inline constexpr number_option<std::size_t> ramp_steps_option{
     {"steps", "N", "the ramp's epochs (1 to 1000)"}, std::nullopt, 1, 1000};
 inline constexpr plain_option ramp_max_moved_option{
     {"max-moved", "F", "instead of --steps: the most one epoch may move, a fraction (0.05) or a percentage (5%)"}};
+inline constexpr plain_option ramp_announce_flag{
+    {"announce", "", "begin with an epoch announcing the change (the node joining or leaving), the ramp one epoch later"}};
 inline constexpr plain_option ramp_out_option{
     {"out", "DIR", "write each epoch's document to DIR/epoch-E.json (DIR must exist)"}};
 
@@ -141,7 +143,7 @@ struct snapshot_ramp_command {
     static constexpr std::tuple positionals{&before_file_option, &after_file_option};
     static constexpr auto options() {
         return std::tuple{&before_file_option, &after_file_option, &ramp_steps_option, &ramp_max_moved_option,
-                          &ramp_out_option, &json_flag};
+                          &ramp_announce_flag, &ramp_out_option, &json_flag};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };

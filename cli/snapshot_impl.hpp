@@ -388,6 +388,7 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
     } else {
         o.max_moved = max_moved_of(a);
     }
+    o.announce = a.has(ramp_announce_flag.spec);
     const auto out_dir = out_dir_of(a);
     const auto before = load_snapshot_file(a.value(before_file_option.spec));
     const auto after = load_snapshot_file(a.value(after_file_option.spec));
@@ -407,6 +408,7 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
             .member("from_epoch", before->epoch())
             .member("exact", plan->exact)
             .member("monotone", plan->monotone)
+            .member("announced", plan->announced)
             .member("one_shot_moved", plan->one_shot_moved)
             .member("minimum", plan->minimum)
             .member("total_moved", plan->total_moved)
@@ -429,13 +431,21 @@ inline auto snapshot_ramp(const parsed_args& a) -> std::string {
                        std::to_string(plan->epochs.size()) + " epochs after epoch " + std::to_string(before->epoch()) +
                        "; " + basis + "\n";
     text += std::string("epoch  ") + (points ? "points  " : "weight  ") + "moved\n";
+    std::string announcing;  // the first epoch's note, with --announce
+    for (const auto& n : plan->epochs.front().nodes) {
+        if (plan->announced && n.id == plan->node) {
+            announcing = quote(n.id) + " " + std::string(keyplace::to_string(n.state)) + ": announces the ramp";
+        }
+    }
     for (std::size_t i = 0; i < plan->epochs.size(); ++i) {
         std::string value = points ? std::to_string(static_cast<std::uint64_t>(plan->values[i]))
                                    : keyplace::detail::format_weight(plan->values[i]);
         std::string epoch = std::to_string(plan->epochs[i].epoch);
         text += epoch + std::string(epoch.size() < 7 ? 7 - epoch.size() : 1, ' ') + value +
                 std::string(value.size() < 8 ? 8 - value.size() : 1, ' ') + percent(plan->moved[i]) +
-                (out_dir ? "  " + files[i] : "") + "\n";
+                (out_dir ? "  " + files[i] : "") +
+                (i == 0 && plan->announced ? "  " + announcing : std::string()) +
+                "\n";
     }
     text += "total " + percent(plan->total_moved) + ", one epoch " + percent(plan->one_shot_moved) + ", minimum " +
             percent(plan->minimum) + "\n";

@@ -38,7 +38,12 @@ namespace {
 // Where etcd and the client processes are recorded in children (servers.hpp).
 constexpr std::size_t etcd_slot = max_servers - max_clients - 1;  // after the four servers
 constexpr std::size_t first_client_slot = max_servers - max_clients;
-const std::array<std::string, 4> phase_names{"steady", "join", "leave", "rejoin"};
+
+// The plan of an arm: the events of the default run, or a --rollout arm's.
+auto plan_of(const arm_spec& arm, const universe& u) -> plan {
+    return arm.rollout.empty() ? make_plan(arm.cluster, u, request_weights(u), arm.strategy, false)
+                               : make_rollout_plan(arm.cluster, u, arm.strategy, arm.rollout);
+}
 
 // The address of an endpoint http://A.B.C.D:PORT (its form checked by the option parser, or one
 // start_etcd made).
@@ -192,7 +197,7 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
                 const std::vector<server>& servers, const arm_spec& arm) {
     auto& slot = sh.slot(index);
     const universe u(o.keys, arm.alpha, arm.seed);
-    const plan p = make_plan(arm.cluster, u, request_weights(u), arm.strategy, false);
+    const plan p = plan_of(arm, u);
     std::vector<std::unique_ptr<connection>> conns;
     for (const auto& s : servers) {
         conns.push_back(std::make_unique<connection>(s.port, false));
@@ -236,7 +241,8 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
     };
     slot.state.store(ready);
     std::size_t n = 0;
-    for (std::uint32_t phase = 0; phase < phase_names.size(); ++phase) {
+    std::uint64_t completing = 1;
+    for (std::uint32_t phase = 0; phase <= p.steps.size(); ++phase) {
         while (sh.control().go.load(std::memory_order_acquire) <= phase) {
             ::usleep(200);
         }
@@ -245,11 +251,14 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
             request(warm);
         }
         const std::uint64_t windows = phase == 0 ? o.steady : o.phase;
-        const std::uint64_t completing = phase == 0 ? 1 : 2 * phase + 1;
+        if (phase > 0 && !p.steps[phase - 1].epochs.empty()) {
+            completing = p.steps[phase - 1].epochs.back();
+        }
         for (std::uint64_t i = 0; i < windows; ++i) {
             window_stats win;
-            for (std::uint64_t r = 0; r < o.window || (i + 1 == windows && seen < completing); ++r) {
+            for (std::uint64_t r = 0; r < o.window || (i + 1 == windows && seen < completing);) {
                 request(win);
+                r += i == 0 && p.windows_from_change && seen < completing ? 0 : 1;
             }
             sh.record(index, n++) = {phase, seen, win.gets, win.hits, win.db_reads, win.stale, win.old_epoch,
                                      win.old_owner};
@@ -301,7 +310,7 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
     }
     sh.reset();
     const universe u(o.keys, arm.alpha, arm.seed);
-    const plan p = make_plan(arm.cluster, u, request_weights(u), arm.strategy, false);
+    const plan p = plan_of(arm, u);
     auto& ctl = sh.control();
     auto publish = [&](std::uint64_t epoch) {
         ctl.published_ns[epoch].store(now_ns());
@@ -390,34 +399,44 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
     const bool barrier = arm.rule != "none" && !o.no_barrier;
     progress("steady");
     ctl.go.store(1, std::memory_order_release);
-    for (std::size_t e = 0; e < p.events.size(); ++e) {
+    for (std::size_t e = 0; e < p.steps.size(); ++e) {
+        const auto& st = p.steps[e];
         const auto phases = static_cast<std::uint32_t>(e + 1);
-        wait_until("the clients to end the phase before " + p.events[e].name,
+        wait_until("the clients to end the phase before " + st.name,
                    [&] { return every_client([&](std::size_t i) { return sh.slot(i).phases_done.load() >= phases; }); });
-        progress(p.events[e].name);
-        const std::uint64_t transition = 2 * e + 2;
-        if (barrier) {
-            reported(transition - 1);
+        progress(st.name);
+        for (const auto& [server, k] : st.invalidate) {
+            f.remove(server, u.names[k]);
         }
-        publish(transition);
-        ctl.go.store(phases + 1, std::memory_order_release);
-        if (barrier) {
-            reported(transition);
+        for (std::size_t j = 0; j < st.epochs.size(); ++j) {
+            if (barrier) {
+                reported(st.epochs[j] - 1);
+            }
+            if (j == 1 && st.joins >= 0 && arm.rule == "flush") {
+                f.flush(static_cast<std::size_t>(st.joins));
+            }
+            publish(st.epochs[j]);
+            if (j == 0) {
+                ctl.go.store(phases + 1, std::memory_order_release);
+            }
         }
-        if (p.events[e].adds && arm.rule == "flush") {
-            f.flush(p.events[e].server);
+        if (st.epochs.empty()) {
+            ctl.go.store(phases + 1, std::memory_order_release);
         }
-        publish(transition + 1);
+        if (st.relinquish >= 0) {
+            reported(st.epochs.back());
+            f.flush(static_cast<std::size_t>(st.relinquish));
+        }
     }
     wait_until("the clients to end", [&] {
         return every_client([&](std::size_t i) { return children[first_client_slot + i].load() == 0; });
     });
     for (std::size_t i = 0; i < o.clients; ++i) {
         client_result r{client_id(i), i + 1 == o.clients && o.late_ms > 0, {}, {}};
-        const auto total = static_cast<std::size_t>(o.steady + 3 * o.phase);
+        const auto total = static_cast<std::size_t>(o.steady + p.steps.size() * o.phase);
         for (std::size_t w = 0; w < total; ++w) {
             const auto& x = sh.record(i, w);
-            r.windows.push_back({phase_names.at(x.phase), x.epoch, x.gets, x.hits, x.db_reads, x.stale, x.old_epoch,
+            r.windows.push_back({x.phase == 0 ? std::string("steady") : p.steps.at(x.phase - 1).name, x.epoch, x.gets, x.hits, x.db_reads, x.stale, x.old_epoch,
                                  x.old_owner});
         }
         for (std::size_t e = 1; e <= p.snaps.size(); ++e) {
@@ -438,7 +457,7 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
     const std::string endpoint = o.etcd == "start" ? start_etcd() : o.etcd;
     const pid_t etcd_pid = o.etcd == "start" ? children[etcd_slot].load() : 0;
     // Forked clients copy this process: it holds no thread then (the etcd client below has none).
-    shared_area sh(o.clients, o.steady + 3 * o.phase, o.keys);
+    shared_area sh(o.clients, o.steady + (o.rollout ? ramp_steps : event_names.size()) * o.phase, o.keys);
     kp::etcd::client ec({.endpoint = endpoint});
     {
         kp::error_info err;
@@ -452,14 +471,18 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
     std::snprintf(nonce, sizeof nonce, "%08x", std::random_device{}());
     const std::string run_id = "fleet-" + std::to_string(::getpid()) + "-" + nonce;
     std::vector<clients_arm> arms;
-    const std::size_t total = o.alphas.size() * o.seeds.size() * o.strategies.size() * o.rules.size();
+    const std::size_t total =
+        o.alphas.size() * o.seeds.size() * o.strategies.size() * (o.rollout ? rollout_arms.size() : o.rules.size());
     for (const double alpha : o.alphas) {
         for (const auto seed : o.seeds) {
             for (const auto& s : o.strategies) {
-                for (const auto& rule : o.rules) {
-                    const arm_spec arm{s, rule, alpha, seed, run_id + "-" + std::to_string(arms.size())};
+                // --rollout: its arms under write-set; else each rule.
+                for (const auto& variant : o.rollout ? rollout_arms : o.rules) {
+                    const std::string rule = o.rollout ? "write-set" : variant;
+                    const arm_spec arm{s, rule, alpha, seed, run_id + "-" + std::to_string(arms.size()),
+                                       o.rollout ? variant : std::string()};
                     auto progress = [&](const std::string& phase) {
-                        print_progress(o, t0, arms.size() + 1, total, alpha, seed, s, rule, phase);
+                        print_progress(o, t0, arms.size() + 1, total, alpha, seed, s, variant, phase);
                     };
                     arms.push_back(run_clients_arm(o, f, sh, ec, endpoint, arm, progress));
                 }
@@ -472,10 +495,11 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
     kill_children();
     remove_etcd_dir();
     if (o.json != "-") {
-        write_file("-", clients_text(o, endpoint, arms));
+        write_file("-", o.rollout ? rollout_text(o, arms) : clients_text(o, endpoint, arms));
     }
     if (!o.json.empty()) {
-        write_file(o.json, clients_json(o, endpoint, etcd_pid, f.servers, arms));
+        write_file(o.json, o.rollout ? rollout_json(o, endpoint, etcd_pid, f.servers, arms)
+                                     : clients_json(o, endpoint, etcd_pid, f.servers, arms));
     }
     return 0;
 }

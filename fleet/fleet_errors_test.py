@@ -33,6 +33,18 @@ cases = [
     (["--clients", "2", "--etcd", "start", "--lag", "5"], 2,
      "--lag is for one client; with --clients the last client is late by --late-ms"),
     (["--clients", "2", "--etcd", "start", "--svg", "t.svg"], 2, "--svg draws the one-client run, not --clients"),
+    (["--rollout"], 2, "--rollout measures several clients through etcd: add --clients N (2..8) and --etcd"),
+    (["--rollout", "--clients", "2"], 2, "--rollout measures several clients through etcd: add --clients N (2..8) and --etcd"),
+    (["--rollout", "--clients", "2", "--etcd", "start", "--rules", "write-set"], 2,
+     "--rollout runs rule write-set under the barrier: --rules and --no-barrier are for the event run"),
+    (["--rollout", "--clients", "2", "--etcd", "start", "--no-barrier"], 2,
+     "--rollout runs rule write-set under the barrier: --rules and --no-barrier are for the event run"),
+    (["--rollout", "--clients", "2", "--etcd", "start", "--strategies", "ring,maglev"], 2,
+     "--strategies 'maglev': --rollout ramps a node's weight, and keeps every write reaching each copy only where "
+     "keys move toward it once (ring, rendezvous)"),
+    (["--rollout", "--clients", "2", "--etcd", "start", "--strategies", "bounded"], 2,
+     "--strategies 'bounded': --rollout ramps a node's weight, and keeps every write reaching each copy only where "
+     "keys move toward it once (ring, rendezvous)"),
     (["--strategies", "r" * 100], 2, "--strategies '" + "r" * 64 + "'... (100 bytes): not one of " + strategies),
     # Issue 35: values echoed raw, paths checked after the run, repeats and loose numbers taken.
     (["--alphas", "1\n2"], 2, "--alphas '1\\x0a2': expected a number in 0.10..3.00"),

@@ -69,6 +69,9 @@ struct options {
     std::string json;
     std::string svg;
     bool cascade = false;
+    bool rollout = false;
+    bool strategies_given = false;
+    bool rules_given = false;
     bool quiet = false;
 };
 
@@ -169,9 +172,15 @@ inline auto option_table() -> const std::vector<option_spec>& {
         {"strategies", "LIST",
          "any strategy-table row whose nodes take no data of their own, or bounded (default: "
          "modulo,ring,rendezvous,jump,maglev,ketama,bounded)",
-         [](options& o, std::string_view v) { o.strategies = parse_names("strategies", v, all_strategies); }},
+         [](options& o, std::string_view v) {
+             o.strategies = parse_names("strategies", v, all_strategies);
+             o.strategies_given = true;
+         }},
         {"rules", "LIST", "transition rules none,write-set,flush (default: all)",
-         [](options& o, std::string_view v) { o.rules = parse_names("rules", v, all_rules); }},
+         [](options& o, std::string_view v) {
+             o.rules = parse_names("rules", v, all_rules);
+             o.rules_given = true;
+         }},
         {"alphas", "LIST", "Zipf exponents in 0.1..3, or 'uniform' (default 0.99)",
          [](options& o, std::string_view v) {
              o.alphas.clear();
@@ -236,6 +245,9 @@ inline auto option_table() -> const std::vector<option_spec>& {
          [](options& o, std::string_view v) { o.json = std::string(v); }},
         {"svg", "FILE", "write the hit-rate timeline (first alpha, seed and rule) to FILE",
          [](options& o, std::string_view v) { o.svg = std::string(v); }},
+        {"rollout", nullptr,
+         "with --clients: measure a ramped join and its rollback against a one-shot join (default strategy ring)",
+         [](options& o, std::string_view) { o.rollout = true; }},
         {"cascade", nullptr, "run the ring-cascade simulation (no servers) and exit",
          [](options& o, std::string_view) { o.cascade = true; }},
         {"quiet", nullptr, "no progress on stderr", [](options& o, std::string_view) { o.quiet = true; }},
@@ -277,6 +289,9 @@ inline auto parse(int argc, char** argv) -> std::optional<options> {
             std::find_if(known.begin(), known.end(), [&](const keyplace_cli::option_spec& k) { return k.name == name; }) -
             known.begin());
         table[at].set(o, given->get(known[at]).value_or(""));
+    }
+    if (o.rollout && !o.strategies_given) {
+        o.strategies = {"ring"};
     }
     return o;
 }

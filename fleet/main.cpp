@@ -38,6 +38,22 @@ void check_combinations(const options& o) {
         throw failure("--json and --svg name the same file " + keyplace_cli::quote(o.json), 2);
     }
     const std::string n = std::to_string(o.clients);
+    if (o.rollout) {
+        if (o.clients == 1 || o.etcd.empty()) {
+            throw failure("--rollout measures several clients through etcd: add --clients N (2..8) and --etcd", 2);
+        }
+        if (o.rules_given || o.no_barrier) {
+            throw failure("--rollout runs rule write-set under the barrier: --rules and --no-barrier are for the "
+                          "event run", 2);
+        }
+        for (const auto& s : o.strategies) {
+            const auto* row = keyplace::find_strategy(s);
+            if (row == nullptr || row->ramps != keyplace::ramp_method::weights || !row->minimal_change) {
+                throw bad("strategies", s, "--rollout ramps a node's weight, and keeps every write reaching each "
+                                           "copy only where keys move toward it once (ring, rendezvous)");
+            }
+        }
+    }
     if (o.clients == 1) {
         if (!o.etcd.empty() || o.late_ms_given || o.no_barrier) {
             throw failure("--etcd, --late-ms and --no-barrier are for several clients: add --clients N (2..8)", 2);

@@ -2,6 +2,7 @@
 #include "reports.hpp"
 
 #include "fleet_options.hpp"
+#include "workload.hpp"
 
 #include <keyplace/detail/text.hpp>
 
@@ -139,6 +140,14 @@ auto client_event_of(const client_result& c, const std::string& ev) -> client_ev
         }
     }
     return x;
+}
+
+// The members a run with --clients begins its JSON document with.
+void clients_header(json_writer& w, const char* format, const options& o, const std::string& endpoint, pid_t etcd_pid,
+                    const std::vector<server>& servers) {
+    w.begin_object().member("format", format).member("endpoint", endpoint).member("etcd_pid", etcd_pid);
+    servers_json(w, servers);
+    w.member("clients", o.clients).member("late_ms", o.late_ms).member("keys", o.keys).member("window", o.window);
 }
 
 auto stale_total(const clients_arm& a) -> std::uint64_t {
@@ -369,13 +378,8 @@ auto clients_text(const options& o, const std::string& endpoint, const std::vect
 auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
                   const std::vector<clients_arm>& arms) -> std::string {
     json_writer w;
-    w.begin_object().member("format", "keyplace.fleet.clients/1").member("endpoint", endpoint).member("etcd_pid", etcd_pid);
-    servers_json(w, servers);
-    w.member("clients", o.clients)
-        .member("late_ms", o.late_ms)
-        .member("barrier", !o.no_barrier)
-        .member("keys", o.keys)
-        .member("window", o.window);
+    clients_header(w, "keyplace.fleet.clients/1", o, endpoint, etcd_pid, servers);
+    w.member("barrier", !o.no_barrier);
     w.key("arms").begin_array();
     for (const auto& a : arms) {
         w.begin_object()
@@ -409,6 +413,183 @@ auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid,
             w.end_object();
         }
         w.end_array().end_object();
+    }
+    w.end_array().end_object();
+    return std::move(w).str() + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// --rollout: every client's windows summed window by window, each arm against the control of the
+// same strategy, popularity and seed.
+
+namespace {
+
+struct rollout_arm {
+    const clients_arm* arm = nullptr;
+    std::vector<window_stats> windows;  // summed over the clients
+    // DB reads over the control's, per window after the steady ones: the window's DB reads minus its
+    // gets at the control's rate in the same window (a step's first window is the longer by the
+    // requests made while its epochs propagate).
+    std::vector<double> extra;
+    double extra_total = 0;
+    double extra_peak = 0;
+    std::uint64_t stale = 0;
+};
+
+struct rollout_group {
+    std::vector<rollout_arm> arms;  // in rollout_arms order
+    double peak_limit = 0;          // 1.5 x the one-shot's peak / ramp_steps
+    double total_limit = 0;         // 1.1 x the one-shot's total
+    [[nodiscard]] auto of(const std::string& name) const -> const rollout_arm& {
+        const auto i = static_cast<std::size_t>(std::find(rollout_arms.begin(), rollout_arms.end(), name) -
+                                                rollout_arms.begin());
+        return arms.at(i);
+    }
+    [[nodiscard]] auto peak_met() const -> bool { return of("ramp").extra_peak <= peak_limit; }
+    [[nodiscard]] auto total_met() const -> bool { return of("ramp").extra_total <= total_limit; }
+};
+
+// The groups of a --rollout run: its arms come rollout_arms.size() at a time, control first.
+auto rollout_groups(const options& o, const std::vector<clients_arm>& arms) -> std::vector<rollout_group> {
+    std::vector<rollout_group> out;
+    for (std::size_t g = 0; g + rollout_arms.size() <= arms.size(); g += rollout_arms.size()) {
+        rollout_group grp;
+        for (std::size_t a = 0; a < rollout_arms.size(); ++a) {
+            rollout_arm r;
+            r.arm = &arms[g + a];
+            for (const auto& c : r.arm->clients) {
+                r.windows.resize(std::max(r.windows.size(), c.windows.size()));
+                for (std::size_t i = 0; i < c.windows.size(); ++i) {
+                    auto& w = r.windows[i];
+                    const auto& x = c.windows[i];
+                    w.phase = x.phase;
+                    w.epoch = std::max(w.epoch, x.epoch);
+                    w.gets += x.gets;
+                    w.hits += x.hits;
+                    w.db_reads += x.db_reads;
+                    w.stale += x.stale;
+                    w.old_epoch += x.old_epoch;
+                    w.old_owner += x.old_owner;
+                }
+            }
+            for (const auto& w : r.windows) {
+                r.stale += w.stale;
+            }
+            grp.arms.push_back(std::move(r));
+        }
+        const auto& control = grp.arms.front().windows;
+        for (auto& r : grp.arms) {
+            for (std::size_t i = o.steady; i < r.windows.size() && i < control.size(); ++i) {
+                const auto rate = control[i].gets == 0 ? 0.0
+                                                       : static_cast<double>(control[i].db_reads) /
+                                                             static_cast<double>(control[i].gets);
+                const auto x = static_cast<double>(r.windows[i].db_reads) - rate * static_cast<double>(r.windows[i].gets);
+                r.extra.push_back(x);
+                r.extra_total += x;
+                r.extra_peak = std::max(r.extra_peak, x);
+            }
+        }
+        grp.peak_limit = 1.5 * grp.of("one-shot").extra_peak / static_cast<double>(ramp_steps);
+        grp.total_limit = 1.1 * grp.of("one-shot").extra_total;
+        out.push_back(std::move(grp));
+    }
+    return out;
+}
+
+auto miss_rate(const window_stats& w) -> double { return w.gets == 0 ? 0.0 : 1.0 - w.hit_rate(); }
+
+}  // namespace
+
+auto rollout_text(const options& o, const std::vector<clients_arm>& arms) -> std::string {
+    std::string out =
+        "a 3 -> 4 join on real memcached and etcd, " + std::to_string(o.clients) +
+        " client processes, rule write-set with the barrier: one-shot (transition, then completion, in step 1), "
+        "ramp (" + std::to_string(ramp_steps) + " epochs, one per step), rollback (the ramp's first " +
+        std::to_string(rollback_after) + " epochs, then in step " + std::to_string(rollback_after + 1) +
+        " mc-3 leaving and removed, invalidations applied before), uninvalidated (the same without them); " +
+        std::to_string(o.phase) + " windows of " + std::to_string(o.window) +
+        " requests per client after each step\nmiss: misses per get; extra: DB reads over the control's, all "
+        "clients\n";
+    for (const auto& g : rollout_groups(o, arms)) {
+        const auto& spec = g.arms.front().arm->spec;
+        out += "\n" + spec.strategy + ", alpha " + alpha_name(spec.alpha) + ", seed " + std::to_string(spec.seed) +
+               "\nwindow  phase   ";
+        for (const auto& name : rollout_arms) {
+            char h[64];
+            std::snprintf(h, sizeof h, "| %-13s miss  extra ", name.c_str());
+            out += h;
+        }
+        out += "\n";
+        const std::size_t n = g.arms.front().windows.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            char line[64];
+            std::snprintf(line, sizeof line, "%-7zu %-7s ", i + 1, g.arms.front().windows[i].phase.c_str());
+            out += line;
+            for (const auto& r : g.arms) {
+                const bool has = i < r.windows.size();
+                const std::string extra = has && i >= o.steady && i - o.steady < r.extra.size()
+                                              ? fmt("%.0f", r.extra[i - o.steady])
+                                              : std::string("");
+                std::snprintf(line, sizeof line, "| e%-3llu %12s %6s ",
+                              static_cast<unsigned long long>(has ? r.windows[i].epoch : 0),
+                              has ? fmt("%.4f", miss_rate(r.windows[i])).c_str() : "-", extra.c_str());
+                out += line;
+            }
+            out += "\n";
+        }
+        out += "total extra DB reads:";
+        for (const auto& r : g.arms) {
+            out += " " + r.arm->spec.rollout + " " + fmt("%.0f", r.extra_total) + " (peak " + fmt("%.0f", r.extra_peak) +
+                   ", stale hits " + std::to_string(r.stale) + ");";
+        }
+        const auto& ramp = g.of("ramp");
+        out += "\nramp peak " + fmt("%.1f", ramp.extra_peak) + " <= 1.5 x one-shot peak / " +
+               std::to_string(ramp_steps) + " = " + fmt("%.1f", g.peak_limit) + ": " + (g.peak_met() ? "yes" : "NO") +
+               "; ramp total " + fmt("%.1f", ramp.extra_total) + " <= 1.1 x one-shot total = " +
+               fmt("%.1f", g.total_limit) + ": " + (g.total_met() ? "yes" : "NO") + "\n";
+    }
+    return out;
+}
+
+auto rollout_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
+                  const std::vector<clients_arm>& arms) -> std::string {
+    json_writer w;
+    clients_header(w, "keyplace.fleet.rollout/1", o, endpoint, etcd_pid, servers);
+    w.member("steady", o.steady)
+        .member("phase", o.phase)
+        .member("ramp_steps", std::uint64_t{ramp_steps})
+        .member("rollback_after", std::uint64_t{rollback_after});
+    w.key("groups").begin_array();
+    for (const auto& g : rollout_groups(o, arms)) {
+        const auto& spec = g.arms.front().arm->spec;
+        w.begin_object()
+            .member("strategy", spec.strategy)
+            .member("alpha", alpha_name(spec.alpha))
+            .member("seed", spec.seed)
+            .key("ramp_peak_limit")
+            .raw(json_fixed("%.2f", g.peak_limit))
+            .member("ramp_peak_met", g.peak_met())
+            .key("ramp_total_limit")
+            .raw(json_fixed("%.2f", g.total_limit))
+            .member("ramp_total_met", g.total_met());
+        w.key("arms").begin_object();
+        for (const auto& r : g.arms) {
+            w.key(r.arm->spec.rollout)
+                .begin_object()
+                .key("extra_db_reads")
+                .raw(json_fixed("%.2f", r.extra_total))
+                .key("extra_db_reads_peak")
+                .raw(json_fixed("%.2f", r.extra_peak))
+                .member("stale_hits", r.stale);
+            w.key("extra_db_reads_per_window").begin_array();
+            for (const double x : r.extra) {
+                w.raw(json_fixed("%.2f", x));
+            }
+            w.end_array().key("windows");
+            windows_json(w, r.windows);
+            w.key("client_pids").array(r.arm->pids).end_object();
+        }
+        w.end_object().end_object();
     }
     w.end_array().end_object();
     return std::move(w).str() + "\n";

@@ -47,6 +47,12 @@ auto clients_text(const options& o, const std::string& endpoint, const std::vect
 auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
                   const std::vector<clients_arm>& arms) -> std::string;
 
+// The run with --rollout: per window each arm's miss rate and extra DB reads over the control, the
+// totals, peaks and stale hits, and the two bounds on the ramp.
+auto rollout_text(const options& o, const std::vector<clients_arm>& arms) -> std::string;
+auto rollout_json(const options& o, const std::string& endpoint, pid_t etcd_pid, const std::vector<server>& servers,
+                  const std::vector<clients_arm>& arms) -> std::string;
+
 // text written to path ('-': stdout); a failure names the file, or the output for stdout.
 void write_file(const std::string& path, const std::string& text);
 

@@ -58,6 +58,7 @@ struct arm_spec {
     double alpha = 0;
     std::uint64_t seed = 0;
     std::string cluster;
+    std::string rollout;  // with --rollout: the arm (workload.hpp, rollout_arms); else empty
 };
 
 // The name a client process reports under (clients/<id> in etcd).

@@ -205,6 +205,13 @@ connection::connection(std::uint16_t port, bool noreply) : mc(memcached_create(n
     memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, noreply ? 1 : 0);
 }
 
+void delete_key(connection& c, std::size_t server, const std::string& key) {
+    const auto rc = memcached_delete(c.mc, key.data(), key.size(), 0);
+    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED && rc != MEMCACHED_NOTFOUND) {
+        throw failure("memcached: delete failed on mc-" + std::to_string(server) + ": " + memcached_strerror(c.mc, rc));
+    }
+}
+
 void fleet::flush(std::size_t server) {
     if (memcached_flush(conns[server]->mc, 0) != MEMCACHED_SUCCESS) {
         throw failure("memcached: flush_all failed on mc-" + std::to_string(server) + ": " +

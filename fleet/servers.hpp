@@ -79,11 +79,15 @@ struct connection {
     ~connection() { memcached_free(mc); }
 };
 
+// Deletes key on server mc-<server> through c (a key that is not there is no error).
+void delete_key(connection& c, std::size_t server, const std::string& key);
+
 // The servers of a run and this process's connections to them.
 struct fleet {
     std::vector<server> servers;
     std::vector<std::unique_ptr<connection>> conns;
     void flush(std::size_t server);
+    void remove(std::size_t server, const std::string& key) { delete_key(*conns.at(server), server, key); }
 };
 
 // The servers mc-0..mc-<count - 1>, started with the memcached binary in children[0..count), and a

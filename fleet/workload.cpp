@@ -4,6 +4,8 @@
 #include "fleet_options.hpp"
 
 #include <keyplace/bounded_load.hpp>
+#include <keyplace/fleet/ramp.hpp>
+#include <keyplace/fleet/rollback.hpp>
 
 #include <libmemcached/memcached.h>
 #include <sched.h>
@@ -111,10 +113,8 @@ static auto owners(const kp::snapshot& s, const kp::placement& p, const universe
     return out;
 }
 
-auto make_plan(const std::string& cluster, const universe& u, const std::vector<std::uint32_t>& request_weights,
-               const std::string& strategy, bool control) -> plan {
-    plan p;
-    p.events = events_for(strategy);
+// Epoch 1 of every arm: mc-0 .. mc-2.
+static auto first_epoch(const std::string& cluster, const std::string& strategy) -> kp::snapshot_description {
     kp::snapshot_description d;
     d.cluster = cluster;
     d.epoch = 1;
@@ -122,7 +122,14 @@ auto make_plan(const std::string& cluster, const universe& u, const std::vector<
     for (std::size_t i = 0; i < initial_servers; ++i) {
         d.nodes.push_back({.id = "mc-" + std::to_string(i)});
     }
-    p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(d)));
+    return d;
+}
+
+auto make_plan(const std::string& cluster, const universe& u, const std::vector<std::uint32_t>& request_weights,
+               const std::string& strategy, bool control) -> plan {
+    plan p;
+    p.events = events_for(strategy);
+    p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(first_epoch(cluster, strategy))));
     for (const auto& e : control ? std::vector<event>{} : p.events) {
         auto nd = p.snaps.back()->successor();
         if (e.adds) {
@@ -140,9 +147,137 @@ auto make_plan(const std::string& cluster, const universe& u, const std::vector<
         }
         p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(done)));
     }
+    for (std::size_t e = 0; !control && e < p.events.size(); ++e) {
+        p.steps.push_back({.name = p.events[e].name,
+                           .epochs = {2 * e + 2, 2 * e + 3},
+                           .joins = p.events[e].adds ? static_cast<int>(p.events[e].server) : -1});
+    }
     for (const auto& s : p.snaps) {
         p.tables.push_back({owners(*s, s->current(), u, strategy, request_weights),
-                            owners(*s, s->pending(), u, strategy, request_weights)});
+                            owners(*s, s->pending(), u, strategy, request_weights),
+                            {}});
+    }
+    return p;
+}
+
+// The rollback's invalidations over the universe: the deletes to make before publishing its first
+// epoch, (server, key index). The rule per key is plan_rollback's — back_to's copies outside now's
+// write set —, read from its ranges where they are exact ring points, and checked key by key
+// against the same rule computed from the two snapshots, so that the fleet applies the library's
+// answer and a disagreement stops the run.
+static auto invalidations(const kp::snapshot& now, const kp::snapshot& back_to, const universe& u)
+    -> std::vector<std::pair<std::uint8_t, std::uint32_t>> {
+    const auto rb = kp::plan_rollback(now, back_to);
+    const bool ranges = rb.exact && rb.space == kp::plan_space::points64;
+    std::vector<std::pair<std::uint8_t, std::uint32_t>> out;
+    for (std::size_t k = 0; k < u.names.size(); ++k) {
+        const auto& key = u.names[k];
+        std::vector<std::string> rule;
+        const auto& owner = back_to.owner(key).id;
+        const auto ws = now.write_set(key);
+        if (std::none_of(ws.begin(), ws.end(), [&](const kp::snapshot_node* n) { return n->id == owner; })) {
+            rule.push_back(owner);
+        }
+        if (ranges) {
+            const auto point = now.current().point_of(key);
+            const auto it = std::upper_bound(rb.ranges.begin(), rb.ranges.end(), point,
+                                             [](std::uint64_t x, const kp::rollback_range& r) { return x < r.first; });
+            const std::vector<std::string> none;
+            const auto& listed = it == rb.ranges.begin() || point > std::prev(it)->last ? none : std::prev(it)->invalidate;
+            if (listed != rule) {
+                throw failure("plan_rollback's ranges and the write sets disagree on " + key);
+            }
+        }
+        for (const auto& id : rule) {
+            out.emplace_back(static_cast<std::uint8_t>(std::stoul(id.substr(3))), static_cast<std::uint32_t>(k));
+        }
+    }
+    return out;
+}
+
+auto make_rollout_plan(const std::string& cluster, const universe& u, const std::string& strategy,
+                       const std::string& arm) -> plan {
+    plan p;
+    p.windows_from_change = true;
+    auto add = [&](const kp::snapshot_description& d) {
+        p.snaps.push_back(std::make_shared<const kp::snapshot>(kp::snapshot::build(d)));
+    };
+    add(first_epoch(cluster, strategy));
+    const auto first = p.snaps.front();
+    const std::string joiner = "mc-" + std::to_string(initial_servers);
+    auto to = first->successor();
+    to.nodes.push_back({.id = joiner});
+    const auto target = kp::snapshot::build(to);
+    p.steps.resize(ramp_steps);
+    for (std::size_t i = 0; i < ramp_steps; ++i) {
+        p.steps[i].name = "step " + std::to_string(i + 1);
+    }
+    std::size_t ramped = 0;  // the ramp's epochs published: 3 .. ramped + 2
+    if (arm == "one-shot") {
+        // A join through a transition: mc-3 joining (reads stay, writes reach its pending copies
+        // too), then once every client has it, mc-3 active.
+        auto joining = first->successor();
+        joining.nodes.push_back({.id = joiner, .state = kp::node_state::joining});
+        add(joining);
+        auto done = p.snaps.back()->successor();
+        done.nodes.back().state = kp::node_state::active;
+        add(done);
+        p.steps[0].epochs = {2, 3};
+    } else if (arm != "control") {
+        // The ramp announced (epoch 2: mc-3 joining, its pending placement the ramp's last), then
+        // its epochs. Steps of equal movement, each at most 1.02 / ramp_steps of the one-epoch move
+        // (a ring's steps of equal weight move unequal shares, and the largest sets the peak).
+        const double one_epoch = kp::plan_ramp(*first, target, {.steps = 1}).one_shot_moved;
+        const auto r =
+            kp::plan_ramp(*first, target, {.max_moved = one_epoch * 1.02 / ramp_steps, .announce = true});
+        if (r.epochs.size() != ramp_steps + 1) {
+            throw failure("the ramp of " + strategy + " has " + std::to_string(r.epochs.size() - 1) +
+                          " epochs, not " + std::to_string(ramp_steps));
+        }
+        ramped = arm == "ramp" ? ramp_steps : rollback_after;
+        for (std::size_t i = 0; i <= ramped; ++i) {
+            add(r.epochs[i]);
+        }
+        p.steps[0].epochs = {2, 3};
+        for (std::size_t i = 1; i < ramped; ++i) {
+            p.steps[i].epochs = {i + 3};
+        }
+        if (arm != "ramp") {
+            const auto now = p.snaps.back();
+            auto leaving = now->successor();
+            for (auto& n : leaving.nodes) {
+                n.state = n.id == joiner ? kp::node_state::leaving : n.state;
+            }
+            add(leaving);
+            auto back = p.snaps.back()->successor();
+            std::erase_if(back.nodes, [&](const kp::snapshot_node& n) { return n.id == joiner; });
+            add(back);
+            auto& st = p.steps[rollback_after];
+            st.epochs = {ramped + 3, ramped + 4};
+            st.relinquish = static_cast<int>(initial_servers);
+            if (arm == "rollback") {
+                st.invalidate = invalidations(*now, *first, u);
+            }
+        }
+    }
+    if (arm != "control") {
+        p.steps[0].joins = static_cast<int>(initial_servers);
+    }
+    if (p.snaps.size() > max_epochs) {
+        throw failure("the " + arm + " arm has " + std::to_string(p.snaps.size()) + " epochs, more than " +
+                      std::to_string(max_epochs));
+    }
+    const auto target_owners = owners(target, target.current(), u, strategy, {});
+    for (std::size_t e = 0; e < p.snaps.size(); ++e) {
+        const auto& s = *p.snaps[e];
+        p.tables.push_back({owners(s, s.current(), u, strategy, {}), owners(s, s.pending(), u, strategy, {}),
+                            e >= 2 && e <= ramped + 1 ? target_owners : std::vector<std::uint8_t>{}});
+    }
+    // The rollback returns to epoch 1's placement exactly.
+    if (arm == "rollback" || arm == "uninvalidated") {
+        if (p.tables.back().now != p.tables.front().now) {
+            throw failure("the rollback of " + strategy + " does not return to epoch 1's placement");
+        }
     }
     return p;
 }
@@ -182,14 +317,7 @@ void cache_client::set_value(std::size_t server, std::size_t k, std::uint32_t ve
     }
 }
 
-void cache_client::del(std::size_t server, std::size_t k) {
-    const auto& key = u.names[k];
-    const auto rc = memcached_delete(conns[server]->mc, key.data(), key.size(), 0);
-    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED && rc != MEMCACHED_NOTFOUND) {
-        throw failure("memcached: delete failed on mc-" + std::to_string(server) + ": " +
-                      memcached_strerror(conns[server]->mc, rc));
-    }
-}
+void cache_client::del(std::size_t server, std::size_t k) { delete_key(*conns[server], server, u.names[k]); }
 
 void cache_client::prefill(double fraction) {
     for (std::size_t k = 0; k < u.names.size(); ++k) {
@@ -216,10 +344,12 @@ void cache_client::request(window_stats& w, std::uint64_t serving, std::uint64_t
     if (rng.unit() < writes) {
         std::array<std::size_t, 4> targets{owner, owner, owner, owner};
         if (rule == "write-set") {
-            // The write set of the snapshot (owners now and after), and the owner under the
-            // completed epoch before the latest change: it may hold the key and take it back.
+            // The write set of the snapshot (owners now and after), the owner under the completed
+            // epoch before the latest change (it may hold the key and take it back), and on a
+            // ramp's epoch the owner under its last.
             targets[1] = tab.next[k];
             targets[2] = p.at(completed_before).now[k];
+            targets[3] = tab.target.empty() ? owner : tab.target[k];
         }
         std::sort(targets.begin(), targets.end());
         const std::uint32_t v = db.lock(k);

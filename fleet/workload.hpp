@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace keyplace_fleet {
@@ -60,10 +61,25 @@ struct event {
 auto request_weights(const universe& u) -> std::vector<std::uint32_t>;
 
 // The owners a client reads for one snapshot, per key index: now (the current placement, where
-// reads and fills go) and next (the pending placement, which the write set adds).
+// reads and fills go) and next (the pending placement, which the write set adds); on the epochs
+// of a ramp, target: the owners under the ramp's last epoch, which the write set adds as well
+// (every epoch of a monotone ramp places a key on its first owner or on its target owner, so
+// writes reach every copy a client on the epoch before or after can read; doc/fleet.md).
 struct table {
     std::vector<std::uint8_t> now;
     std::vector<std::uint8_t> next;
+    std::vector<std::uint8_t> target;
+};
+
+// One phase's publications: the epochs published in order when the phase begins (under a barrier,
+// each once every client reports the one before), and the cache operations around them.
+struct step {
+    std::string name;
+    std::vector<std::uint64_t> epochs;  // none: the phase publishes nothing (a recovery window)
+    int joins = -1;                     // a server that joins at the first epoch (flushed under rule flush)
+    // (server, key index) deleted before the first epoch: a rollback's invalidations.
+    std::vector<std::pair<std::uint8_t, std::uint32_t>> invalidate{};
+    int relinquish = -1;  // a server flushed once every client reports the last epoch
 };
 
 // The snapshots of one arm in publication order (index: epoch - 1): mc-0..mc-2 at epoch 1, then
@@ -74,6 +90,10 @@ struct table {
 // reads only the snapshot a client has adopted, the other tables serve the measurement.
 struct plan {
     std::vector<event> events;
+    std::vector<step> steps;  // one per phase after the steady one
+    // --rollout: a phase's first window begins once the client serves the step's last epoch (its
+    // requests before then, while reads still follow the placement before, are added to it).
+    bool windows_from_change = false;
     std::vector<std::shared_ptr<const kp::snapshot>> snaps;
     std::vector<table> tables;
     [[nodiscard]] auto snap(std::uint64_t epoch) const -> const kp::snapshot& { return *snaps.at(epoch - 1); }
@@ -83,6 +103,19 @@ struct plan {
 // The plan of cluster for strategy (a strategy-table name, or bounded); control: epoch 1 alone.
 auto make_plan(const std::string& cluster, const universe& u, const std::vector<std::uint32_t>& request_weights,
                const std::string& strategy, bool control) -> plan;
+
+// keyplace-fleet --rollout: the arms that measure a ramped join and its rollback (doc/fleet.md,
+// "Ramped joins and rollback"), each five phases after the steady one. control: epoch 1 alone;
+// one-shot: mc-3 joining, then active, in the first phase; ramp: mc-3 joining (its pending
+// placement is the ramp's target), then the 5 epochs of the ramp to it, one per phase; rollback:
+// the same with the ramp's first 3 epochs, then in the fourth phase mc-3 leaving at its weight and
+// removed, the rollback's invalidations applied before and mc-3 flushed after; uninvalidated: the
+// same rollback without the invalidations (what they prevent). Epochs 1 to 7.
+inline constexpr std::size_t ramp_steps = 5;
+inline constexpr std::size_t rollback_after = 3;
+inline const std::vector<std::string> rollout_arms{"control", "one-shot", "ramp", "rollback", "uninvalidated"};
+auto make_rollout_plan(const std::string& cluster, const universe& u, const std::string& strategy,
+                       const std::string& arm) -> plan;
 
 // The kept fractions between two owner tables.
 auto kept_between(const std::vector<std::uint8_t>& ta, const std::vector<std::uint8_t>& tb, const universe& u) -> kept;

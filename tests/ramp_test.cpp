@@ -253,3 +253,75 @@ TEST_CASE("ramp: bad input is refused with its reason, and nothing is planned", 
     refused(snapshot::build(t1), snapshot::build(t2), {.steps = 2}, errc::invalid_argument,
             "node 'a': its points in one snapshot neither extend nor prefix those in the other");
 }
+
+TEST_CASE("ramp: an announced ramp begins with the node joining or leaving, whose pending placement is the ramp's last",
+          "[ramp]") {
+    const snapshot from = snapshot::build(settled("ring", 10, {"a", "b", "c"}));
+    const snapshot to = snapshot::build(settled("ring", 11, {"a", "b", "c", "d"}));
+    const auto plain = plan_ramp(from, to, {.steps = 5});
+    const auto plan = plan_ramp(from, to, {.steps = 5, .announce = true});
+    CHECK(plan.announced);
+    CHECK_FALSE(plain.announced);
+    REQUIRE(plan.epochs.size() == plain.epochs.size() + 1);
+    const snapshot first = snapshot::build(plan.epochs[0]);
+    CHECK(first.epoch() == 11);
+    CHECK(first.parent_epoch() == 10);
+    REQUIRE(first.find("d") != nullptr);
+    CHECK(first.find("d")->state == node_state::joining);
+    // It places keys as `from` does now, and as `to` does once complete: reads stay, writes reach both.
+    CHECK(first.current().fingerprint() == from.current().fingerprint());
+    CHECK(first.pending().fingerprint() == to.current().fingerprint());
+    CHECK(plan.moved.front() == 0.0);
+    CHECK(plan.values.front() == 0.0);
+    // The ramp follows one epoch later and places as the plain one.
+    std::vector<snapshot> chain{first};
+    for (std::size_t i = 1; i < plan.epochs.size(); ++i) {
+        CHECK(plan.epochs[i].epoch == 11 + i);
+        CHECK(plan.epochs[i].parent_epoch == 10 + i);
+        chain.push_back(snapshot::build(plan.epochs[i]));
+        CHECK(chain.back().current().fingerprint() == snapshot::build(plain.epochs[i - 1]).current().fingerprint());
+        CHECK(plan.moved[i] == plain.moved[i - 1]);
+        CHECK(plan.values[i] == plain.values[i - 1]);
+    }
+    CHECK(plan.total_moved == plain.total_moved);
+    // Every epoch places each key on its owner under `from` or under `to`: the announcing epoch's
+    // write set (both) names every copy any epoch of the ramp reads. Over 10^5 keys.
+    std::size_t elsewhere = 0;
+    for (std::size_t i = 0; i < 100000; ++i) {
+        const std::string key = "announce-key:" + std::to_string(i);
+        const auto& a = from.owner(key).id;
+        const auto& b = to.owner(key).id;
+        const auto ws = first.write_set(key);
+        bool both = ws.size() == (a == b ? 1U : 2U);
+        for (const auto* n : ws) {
+            both = both && (n->id == a || n->id == b);
+        }
+        elsewhere += both ? 0 : 1;
+        for (const auto& s : chain) {
+            const auto& o = s.owner(key).id;
+            elsewhere += o == a || o == b ? 0 : 1;
+        }
+    }
+    CHECK(elsewhere == 0);
+
+    // A leave: the node leaving at its weight, its pending placement without it.
+    const snapshot four = snapshot::build(settled("ring", 20, {"a", "b", "c", "d"}));
+    const snapshot three = snapshot::build(settled("ring", 21, {"a", "b", "c"}));
+    const auto leave = plan_ramp(four, three, {.max_moved = 0.05, .announce = true});
+    const snapshot leaving = snapshot::build(leave.epochs.front());
+    CHECK(leaving.find("d")->state == node_state::leaving);
+    CHECK(leaving.current().fingerprint() == four.current().fingerprint());
+    CHECK(leaving.pending().fingerprint() == three.current().fingerprint());
+    CHECK(leave.values.front() == 1.0);
+    CHECK(snapshot::build(leave.epochs.back()).current().fingerprint() == three.current().fingerprint());
+
+    // A reweight cannot be announced, and is refused with the reason.
+    auto heavier = settled("ring", 21, {"a", "b", "c", "d"});
+    heavier.nodes[3].weight = 2;
+    keyplace::error_info err;
+    CHECK_FALSE(keyplace::try_plan_ramp(four, snapshot::build(heavier), {.steps = 2, .announce = true}, err));
+    CHECK(err.code() == keyplace::errc::invalid_argument);
+    CHECK(err.message() == "ramp: node 'd' changes its weight, and only a join or a leave can be announced (no node "
+                           "state carries a weight change)");
+    CHECK(plan_ramp(four, snapshot::build(heavier), {.steps = 2}).epochs.size() == 2);
+}

@@ -1361,6 +1361,26 @@ TEST_CASE("cli: snapshot ramp writes a chain of epochs that ends where the one-s
     REQUIRE(text.status == 0);
     CHECK_THAT(text.out, Catch::Matchers::StartsWith("ramp of 'd' by its weight: "));
     CHECK_THAT(text.out, Catch::Matchers::Contains("each key moves at most once, toward or away from 'd'"));
+    // --announce: epoch 5 has d joining (its document says so), the ramp follows from epoch 6.
+    const auto ann = run_cli({"snapshot", "ramp", pa, pb, "--steps", "4", "--announce", "--json"});
+    REQUIRE(ann.status == 0);
+    const auto ja = nlohmann::json::parse(ann.out);
+    CHECK(ja["announced"] == true);
+    REQUIRE(ja["epochs"].size() == 5);
+    CHECK(ja["epochs"][0]["epoch"] == 5);
+    CHECK(ja["epochs"][0]["moved"] == 0.0);
+    for (std::size_t i = 1; i < 5; ++i) {
+        CHECK(ja["epochs"][i]["epoch"] == 5 + i);
+        CHECK(ja["epochs"][i]["moved"] == j["epochs"][i - 1]["moved"]);
+    }
+    const auto ann_text = run_cli({"snapshot", "ramp", pa, pb, "--steps", "4", "--announce"});
+    REQUIRE(ann_text.status == 0);
+    CHECK_THAT(ann_text.out, Catch::Matchers::Contains("\n5      0       0.0000%  'd' joining: announces the ramp\n"));
+    const auto heavier = run_cli({"snapshot", "next", pb, "--weights", "d=2"});
+    REQUIRE(heavier.status == 0);
+    expect_failure(run_cli({"snapshot", "ramp", pb, temp_file("kp_cli_ramp_heavier.json", heavier.out), "--steps", "2",
+                            "--announce"}),
+                   1, "ramp: node 'd' changes its weight, and only a join or a leave can be announced");
 
     expect_failure(run_cli({"snapshot", "ramp", pa, pb}), 2, "give --steps N or --max-moved F, not neither");
     expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--steps", "2", "--max-moved", "0.1"}), 2,

@@ -28,6 +28,12 @@ KEYPLACE_NAMESPACE_BEGIN
 struct ramp_options {
     std::size_t steps = 0;  ///< the chain's epochs, 1 to 1000 (fewer when the node has fewer points)
     double max_moved = 0;   ///< the most one epoch may move, a fraction in (0, 1]
+    /// Begin the chain with an epoch that announces where it goes: the node `joining` (a join) or
+    /// `leaving` (a leave), so that its pending() placement is the ramp's last; the ramp's epochs
+    /// follow, one number later. Clients that write to that placement as well while the ramp runs
+    /// reach every copy any epoch of a monotone ramp reads (doc/rollout.md). A reweight cannot be
+    /// announced: no node state carries a weight change.
+    bool announce = false;
 };
 
 /// A ramp: the epochs to publish in order, and what each moves.
@@ -44,6 +50,8 @@ struct ramp_plan {
     double total_moved = 0;    ///< the sum of moved
     double one_shot_moved = 0; ///< from to `to` in one epoch
     double minimum = 0;        ///< the least any placement moves from `from`'s shares to `to`'s
+    /// Whether the first epoch announces the ramp (ramp_options::announce): it moves nothing.
+    bool announced = false;
     /// Whether the figures cover the whole hash space (else 2^17 sample keys: rendezvous).
     bool exact = false;
     /// Whether the strategy guarantees each key moves at most once, toward the node or away from
@@ -64,7 +72,8 @@ struct ramp_plan {
 /// both options, one out of range, another strategy or parameter, replication or overrides, no
 /// node or several changed — named —, points that neither extend nor prefix, a step of the
 /// smallest size that already moves more than max_moved); invalid_state (a snapshot in
-/// transition); unknown_strategy (a strategy that cannot ramp, with the reason).
+/// transition); unknown_strategy (a strategy that cannot ramp, with the reason). With announce,
+/// also invalid_argument for a reweight.
 [[nodiscard]] KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& to,
                                                         const ramp_options& options, error_info& err)
     -> std::optional<ramp_plan>;
@@ -149,9 +158,11 @@ inline auto clean(snapshot_description d, std::uint64_t epoch) -> snapshot_descr
 
 }  // namespace detail::ramping
 
-KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& to, const ramp_options& options,
-                                          error_info& err) -> std::optional<ramp_plan> {
-    using namespace detail::ramping;
+namespace detail::ramping {
+
+// The chain without its announcing epoch.
+inline auto chain(const snapshot& from, const snapshot& to, const ramp_options& options, error_info& err)
+    -> std::optional<ramp_plan> {
     const auto refuse = [&](auto code, std::string message) -> std::optional<ramp_plan> {
         err = detail::fail(code, "ramp: " + std::move(message));
         return std::nullopt;
@@ -397,6 +408,56 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
     }
     return refuse(errc::invalid_argument, "max_moved " + detail::format_weight(options.max_moved) +
                                               " would take more than 1000 epochs");
+}
+
+}  // namespace detail::ramping
+
+KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& to, const ramp_options& options,
+                                          error_info& err) -> std::optional<ramp_plan> {
+    using namespace detail::ramping;
+    auto plan = chain(from, to, options, err);
+    if (!plan || !options.announce) {
+        return plan;
+    }
+    const std::string& id = plan->node;
+    const snapshot_node* a = owning(from, id);
+    const bool join = a == nullptr;
+    if (!join && owning(to, id) != nullptr) {
+        err = detail::fail(errc::invalid_argument, "ramp: node " + detail::quote(id) +
+                                                       " changes its weight, and only a join or a leave can be "
+                                                       "announced (no node state carries a weight change)");
+        return std::nullopt;
+    }
+    // The announcing epoch: `to` with the node joining, or `from` with it leaving.
+    snapshot_description d = clean(join ? to.describe() : from.describe(), from.epoch() + 1);
+    for (auto& n : d.nodes) {
+        if (n.id == id) {
+            n.state = join ? node_state::joining : node_state::leaving;
+        }
+    }
+    for (auto& e : plan->epochs) {
+        const std::uint64_t number = e.epoch + 1;
+        e = clean(std::move(e), number);
+    }
+    // Only the last epoch's number can wrap: building it (as building the announcing one) says why.
+    for (const snapshot_description* e : {&d, &plan->epochs.back()}) {
+        if (e == &d || e->epoch == 0) {
+            error_info why;
+            if (!snapshot::try_build(*e, why)) {
+                err = why;
+                return std::nullopt;
+            }
+        }
+    }
+    const double before = join ? 0.0
+                               : (plan->method == ramp_method::points
+                                      ? static_cast<double>(given_points(*a, *find_strategy(from.strategy().name)).size())
+                                      : a->weight);
+    plan->epochs.insert(plan->epochs.begin(), std::move(d));
+    plan->values.insert(plan->values.begin(), before);
+    plan->moved.insert(plan->moved.begin(), 0.0);
+    plan->announced = true;
+    return plan;
 }
 
 #endif
