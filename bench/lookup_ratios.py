@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 RING_SIZES = ["100/160", "1000/160", "10000/256"]
+BUCKETS = ["10", "1000", "1000000"]  # jump, JumpBackHash and MementoHash (nothing removed)
 
 # The lookup benchmarks the table reads (anchored names, one alternation).
 LOOKUPS = (
@@ -30,6 +31,8 @@ LOOKUPS = (
                       "branchless_lower_bound_pick", "lower_bound_pick", "ring_build",
                       "sort_points")]
     + [f"map_ring_pick/{size}" for size in RING_SIZES[:2]]
+    + [f"{family}/{n}" for n in BUCKETS for family in ("jump_pick", "jumpback_pick")]
+    + [f"memento_pick/{n}/0" for n in BUCKETS]
 )
 CHANGES = ["ring_with/625", "ring_rebuild/625"]  # 625 nodes x 160 points = 10^5 points
 
@@ -120,6 +123,9 @@ def main():
     for size in RING_SIZES:
         ratio(f"ring build / sort_points, {size}", f"ring_build/{size}", f"sort_points/{size}", 2.0)
     ratio("rebuild / with(node), 10^5 points", "ring_rebuild/625", "ring_with/625", 5.0, at_most=False)
+    for n in BUCKETS:
+        ratio(f"memento (nothing removed) / jump, {n} buckets", f"memento_pick/{n}/0", f"jump_pick/{n}", 1.2)
+        ratio(f"jumpback / jump, {n} buckets", f"jumpback_pick/{n}", f"jump_pick/{n}")
     for size in RING_SIZES:
         ratio(f"std::lower_bound / ring pick, {size}", f"lower_bound_pick/{size}", f"ring_pick/{size}", at_most=False)
         ratio(f"branch-free lower bound / ring pick, {size}", f"branchless_lower_bound_pick/{size}",

@@ -190,9 +190,10 @@ private:
 // One client process: adopts the cluster's snapshots through its own etcd watcher, places every
 // request by the snapshot adopted (checked against the plan's fingerprint), and records its
 // windows in the shared area. The last client, when --late-ms D > 0, talks to etcd through a
-// relay that delays everything etcd sends it by D. An event's phase ends after its windows and
-// once the client has served the event's completing epoch: the last window runs on until then,
-// so a client never ends its run (and revokes its report) before the coordinator is done with it.
+// relay that delays everything etcd sends it by D. A step's phase (an event's, or a --rollout
+// step's) ends after its windows and once the client has served the step's last epoch: the last
+// window runs on until then, so a client never ends its run (and revokes its report) before the
+// coordinator is done with it. Under --rollout the first window also begins only then.
 void client_run(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
                 const std::vector<server>& servers, const arm_spec& arm) {
     auto& slot = sh.slot(index);
@@ -299,10 +300,12 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
     ::_exit(status);
 }
 
-// The coordinator's side of one arm: publishes the plan to etcd event by event while the clients
-// run. Under write-set and flush (unless --no-barrier) the completing epoch of an event is
-// published only after every client reports the transition epoch, and the next event begins only
-// after every client reports the completing one; under none they follow one another at once.
+// The coordinator's side of one arm: publishes the plan to etcd step by step (an event's
+// transition and completing epochs, or a --rollout step's epochs) while the clients run. Under
+// write-set and flush (unless --no-barrier) each epoch is published only after every client
+// reports the one before; under none they follow one another at once. A rollback step's
+// invalidations are deleted before its first epoch, and the server it relinquishes flushed once
+// every client reports its last.
 auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::client& ec, const std::string& endpoint,
                      const arm_spec& arm, const std::function<void(const std::string&)>& progress) -> clients_arm {
     for (std::size_t i = 0; i < f.conns.size(); ++i) {
@@ -412,6 +415,7 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
             if (barrier) {
                 reported(st.epochs[j] - 1);
             }
+            // Under flush, a joining server is flushed once every client has its transition epoch.
             if (j == 1 && st.joins >= 0 && arm.rule == "flush") {
                 f.flush(static_cast<std::size_t>(st.joins));
             }
@@ -423,7 +427,7 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
         if (st.epochs.empty()) {
             ctl.go.store(phases + 1, std::memory_order_release);
         }
-        if (st.relinquish >= 0) {
+        if (st.relinquish >= 0 && !st.epochs.empty()) {
             reported(st.epochs.back());
             f.flush(static_cast<std::size_t>(st.relinquish));
         }
@@ -457,7 +461,8 @@ auto run_clients(const options& o, const std::string& memcached) -> int {
     const std::string endpoint = o.etcd == "start" ? start_etcd() : o.etcd;
     const pid_t etcd_pid = o.etcd == "start" ? children[etcd_slot].load() : 0;
     // Forked clients copy this process: it holds no thread then (the etcd client below has none).
-    shared_area sh(o.clients, o.steady + (o.rollout ? ramp_steps : event_names.size()) * o.phase, o.keys);
+    const std::size_t steps = o.rollout ? ramp_steps : event_names.size();
+    shared_area sh(o.clients, o.steady + steps * o.phase, o.keys);
     kp::etcd::client ec({.endpoint = endpoint});
     {
         kp::error_info err;

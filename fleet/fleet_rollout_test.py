@@ -14,8 +14,8 @@ fleet = sys.argv[1]
 # 3000 keys of uniform popularity, 2 x 6000 requests a window, 2 windows after each step. A moved
 # key costs one extra DB read when it is first requested again: in a window of 12,000 requests
 # 98% of the keys are, so each step's extra reads fall in its first window and the ramp's peak is
-# its largest step, against the one-shot's whole move. The ramp's steps move equal shares of the
-# hash space (within 2%); the 3000 keys of one seed split over them unevenly, by about 8% per
+# its largest step, against the one-shot's whole move. The ramp's first four steps each move at
+# most 1.02 / 5 of the join's share of the hash space, the last the rest; the 3000 keys of one seed split over them unevenly, by about 8% per
 # step (the largest of seeds 1-3 is 1.07-1.16 x the mean), which the 1.5 leaves room for. Under
 # Zipf 0.99 the tail of earlier steps adds to later ones (doc/fleet.md gives both).
 args = [fleet, "--quiet", "--json", "-", "--rollout", "--clients", "2", "--etcd", "start", "--alphas", "uniform",

@@ -516,7 +516,7 @@ auto rollout_text(const options& o, const std::vector<clients_arm>& arms) -> std
                "\nwindow  phase   ";
         for (const auto& name : rollout_arms) {
             char h[64];
-            std::snprintf(h, sizeof h, "| %-13s miss  extra ", name.c_str());
+            std::snprintf(h, sizeof h, "| %-13s miss extra ", name.c_str());
             out += h;
         }
         out += "\n";

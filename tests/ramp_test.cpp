@@ -321,7 +321,10 @@ TEST_CASE("ramp: an announced ramp begins with the node joining or leaving, whos
     keyplace::error_info err;
     CHECK_FALSE(keyplace::try_plan_ramp(four, snapshot::build(heavier), {.steps = 2, .announce = true}, err));
     CHECK(err.code() == keyplace::errc::invalid_argument);
-    CHECK(err.message() == "ramp: node 'd' changes its weight, and only a join or a leave can be announced (no node "
-                           "state carries a weight change)");
+    CHECK(err.message() == "ramp: node 'd' changes its share, and only a join or a leave can be announced (no node "
+                           "state carries a change of share)");
+    // Refused before any step is planned: a max_moved no step meets does not hide it.
+    CHECK_FALSE(keyplace::try_plan_ramp(four, snapshot::build(heavier), {.max_moved = 1e-9, .announce = true}, err));
+    CHECK(err.message().find("changes its share") != std::string::npos);
     CHECK(plan_ramp(four, snapshot::build(heavier), {.steps = 2}).epochs.size() == 2);
 }

@@ -1380,7 +1380,7 @@ TEST_CASE("cli: snapshot ramp writes a chain of epochs that ends where the one-s
     REQUIRE(heavier.status == 0);
     expect_failure(run_cli({"snapshot", "ramp", pb, temp_file("kp_cli_ramp_heavier.json", heavier.out), "--steps", "2",
                             "--announce"}),
-                   1, "ramp: node 'd' changes its weight, and only a join or a leave can be announced");
+                   1, "ramp: node 'd' changes its share, and only a join or a leave can be announced");
 
     expect_failure(run_cli({"snapshot", "ramp", pa, pb}), 2, "give --steps N or --max-moved F, not neither");
     expect_failure(run_cli({"snapshot", "ramp", pa, pb, "--steps", "2", "--max-moved", "0.1"}), 2,

@@ -30,9 +30,11 @@ struct ramp_options {
     double max_moved = 0;   ///< the most one epoch may move, a fraction in (0, 1]
     /// Begin the chain with an epoch that announces where it goes: the node `joining` (a join) or
     /// `leaving` (a leave), so that its pending() placement is the ramp's last; the ramp's epochs
-    /// follow, one number later. Clients that write to that placement as well while the ramp runs
-    /// reach every copy any epoch of a monotone ramp reads (doc/rollout.md). A reweight cannot be
-    /// announced: no node state carries a weight change.
+    /// follow, one number later. In a monotone ramp every epoch places a key on its owner before
+    /// the ramp or after it, so clients that, while it runs, write to the owners under the epoch
+    /// they serve, under the epoch before, and under that pending placement reach every copy a
+    /// client on either neighbouring epoch reads (doc/rollout.md). A reweight cannot be
+    /// announced: no node state carries a change of share.
     bool announce = false;
 };
 
@@ -43,7 +45,8 @@ struct ramp_plan {
     std::vector<snapshot_description> epochs;
     /// The fraction of keys whose owner each epoch changes, from the epoch before it.
     std::vector<double> moved;
-    /// The ramped node's weight (ramp_method::weights) or point count (points) at each epoch.
+    /// The ramped node's weight (ramp_method::weights) or point count (points) at each epoch, as it
+    /// places keys: an announced join's first epoch has 0 (a joining node places nothing yet).
     std::vector<double> values;
     std::string node;          ///< the node whose share ramps
     ramp_method method = ramp_method::none;
@@ -231,6 +234,11 @@ inline auto chain(const snapshot& from, const snapshot& to, const ramp_options& 
     const std::string id = changed.front();
     const snapshot_node* a = owning(from, id);
     const snapshot_node* b = owning(to, id);
+    if (options.announce && a != nullptr && b != nullptr) {
+        return refuse(errc::invalid_argument, "node " + detail::quote(id) +
+                                                  " changes its share, and only a join or a leave can be announced "
+                                                  "(no node state carries a change of share)");
+    }
     const snapshot& templ = b != nullptr ? to : from;  // the node is listed, active, there
     const auto at = static_cast<std::size_t>(templ.find(id) - templ.nodes().data());
     const snapshot_description base = templ.describe();
@@ -421,13 +429,7 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
     }
     const std::string& id = plan->node;
     const snapshot_node* a = owning(from, id);
-    const bool join = a == nullptr;
-    if (!join && owning(to, id) != nullptr) {
-        err = detail::fail(errc::invalid_argument, "ramp: node " + detail::quote(id) +
-                                                       " changes its weight, and only a join or a leave can be "
-                                                       "announced (no node state carries a weight change)");
-        return std::nullopt;
-    }
+    const bool join = a == nullptr;  // else a leave: chain refused a change of share
     // The announcing epoch: `to` with the node joining, or `from` with it leaving.
     snapshot_description d = clean(join ? to.describe() : from.describe(), from.epoch() + 1);
     for (auto& n : d.nodes) {
