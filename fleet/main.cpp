@@ -46,11 +46,20 @@ void check_combinations(const options& o) {
             throw failure("--rollout runs rule write-set under the barrier: --rules and --no-barrier are for the "
                           "event run", 2);
         }
+        // The rows whose ramp is by weight and moves each key once (the write rule's premise).
+        const auto monotone = [](const keyplace::strategy_row& row) {
+            return row.per_node == keyplace::node_data::none && row.ramps == keyplace::ramp_method::weights &&
+                   row.minimal_change;
+        };
+        std::string allowed;
+        for (const auto& row : keyplace::strategy_table) {
+            allowed += monotone(row) ? (allowed.empty() ? "" : ", ") + std::string(row.name) : "";
+        }
         for (const auto& s : o.strategies) {
             const auto* row = keyplace::find_strategy(s);
-            if (row == nullptr || row->ramps != keyplace::ramp_method::weights || !row->minimal_change) {
+            if (row == nullptr || !monotone(*row)) {
                 throw bad("strategies", s, "--rollout ramps a node's weight, and keeps every write reaching each "
-                                           "copy only where keys move toward it once (ring, rendezvous)");
+                                           "copy only where keys move toward it once (" + allowed + ")");
             }
         }
     }

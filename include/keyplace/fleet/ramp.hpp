@@ -441,15 +441,13 @@ KEYPLACE_DETAIL_INLINE auto try_plan_ramp(const snapshot& from, const snapshot& 
         const std::uint64_t number = e.epoch + 1;
         e = clean(std::move(e), number);
     }
-    // Only the last epoch's number can wrap: building it (as building the announcing one) says why.
-    for (const snapshot_description* e : {&d, &plan->epochs.back()}) {
-        if (e == &d || e->epoch == 0) {
-            error_info why;
-            if (!snapshot::try_build(*e, why)) {
-                err = why;
-                return std::nullopt;
-            }
-        }
+    // The announcing epoch must build; of the renumbered ones only the last can wrap to 0, and
+    // building it says why.
+    error_info why;
+    if (!snapshot::try_build(d, why) ||
+        (plan->epochs.back().epoch == 0 && !snapshot::try_build(plan->epochs.back(), why))) {
+        err = why;
+        return std::nullopt;
     }
     const double before = join ? 0.0
                                : (plan->method == ramp_method::points

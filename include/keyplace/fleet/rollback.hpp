@@ -301,15 +301,7 @@ KEYPLACE_DETAIL_INLINE auto try_plan_rollback(const snapshot& now, const snapsho
         plan.totals.push_back(std::move(t));
     }
     // Overridden keys, in either snapshot, one by one: the ranges do not see them.
-    std::vector<std::string> overridden;
-    for (const snapshot* s : {&now, &back_to}) {
-        for (const auto& o : s->overrides()) {
-            overridden.push_back(o.key);
-        }
-    }
-    std::sort(overridden.begin(), overridden.end());
-    overridden.erase(std::unique(overridden.begin(), overridden.end()), overridden.end());
-    for (const auto& key : overridden) {
+    for (const auto& key : detail::overridden_keys(now, back_to)) {
         std::vector<std::string> written;
         for (const auto* n : now.write_set(key)) {
             written.push_back(n->id);

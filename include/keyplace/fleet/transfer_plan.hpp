@@ -313,6 +313,20 @@ inline void plan_residues(plan_builder& pb, std::uint64_t modulus) {
     });
 }
 
+// The overridden keys of either snapshot, each once, in bytewise order: the keys a plan between
+// them handles one by one (the strategies' ranges do not see overrides).
+inline auto overridden_keys(const snapshot& a, const snapshot& b) -> std::vector<std::string> {
+    std::vector<std::string> keys;
+    for (const auto* s : {&a, &b}) {
+        for (const auto& o : s->overrides()) {
+            keys.push_back(o.key);
+        }
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+}
+
 }  // namespace detail
 
 KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot& after) -> transfer_plan {
@@ -376,15 +390,7 @@ KEYPLACE_DETAIL_INLINE auto plan_transfer(const snapshot& before, const snapshot
     }
     pb.finish();
     // Overridden keys, in either snapshot: each one key whose copies may change on its own.
-    std::vector<std::string> keys;
-    for (const auto* s : {&before, &after}) {
-        for (const auto& o : s->overrides()) {
-            keys.push_back(o.key);
-        }
-    }
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    for (const auto& key : keys) {
+    for (const auto& key : detail::overridden_keys(before, after)) {
         transfer_key k{key, {}, {}, {}};
         detail::plan_builder::key_ids(before, before.current(), key, k.before);
         detail::plan_builder::key_ids(after, after.current(), key, k.after);
