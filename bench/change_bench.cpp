@@ -3,6 +3,8 @@
 // (moved / minimum, max/mean load) for every strategy on one join.
 #include "bench_support.hpp"
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <string>
 
@@ -26,26 +28,42 @@ void ring_build_scale(benchmark::State& state) {
     state.counters["bytes_per_point"] = static_cast<double>(bytes) / static_cast<double>(points);
 }
 
-// with(node) against building the grown membership from scratch.
-void ring_with(benchmark::State& state) {
-    const auto r = ring_of(nodes(arg(state)));
+// Minor page faults of this process so far: a derivation's arrays are fresh memory, and where
+// the allocator returns freed memory to the system each one faults its pages in again.
+auto minor_faults() -> double {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_minflt);
+}
+
+// Runs body once an iteration, with the page faults per iteration as a counter.
+template <class Body>
+void with_faults(benchmark::State& state, Body body) {
+    const double before = minor_faults();
     for (auto _ : state) {
-        benchmark::DoNotOptimize(r.with({"joiner"}).points().data());
+        body();
     }
+    state.counters["faults"] = benchmark::Counter((minor_faults() - before) / static_cast<double>(state.iterations()));
+}
+
+// with(node) against building the grown membership from scratch, at 160 vnodes (the default)
+// or 256.
+template <std::uint32_t Vnodes>
+void ring_with(benchmark::State& state) {
+    const auto r = ring_of(nodes(arg(state)), {.vnodes = Vnodes});
+    with_faults(state, [&] { benchmark::DoNotOptimize(r.with({"joiner"}).points().data()); });
     state.counters["points"] = static_cast<double>(r.points().size());
 }
+template <std::uint32_t Vnodes>
 void ring_without(benchmark::State& state) {
-    const auto r = ring_of(nodes(arg(state)));
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(r.without("node-1").points().data());
-    }
+    const auto r = ring_of(nodes(arg(state)), {.vnodes = Vnodes});
+    with_faults(state, [&] { benchmark::DoNotOptimize(r.without("node-1").points().data()); });
 }
+template <std::uint32_t Vnodes>
 void ring_rebuild(benchmark::State& state) {
     auto members = nodes(arg(state));
     members.push_back({"joiner"});
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(ring_of(members).points().data());
-    }
+    with_faults(state, [&] { benchmark::DoNotOptimize(ring_of(members, {.vnodes = Vnodes}).points().data()); });
 }
 
 void maglev_build_scale(benchmark::State& state) {
@@ -89,9 +107,13 @@ auto main(int argc, char** argv) -> int {
     using benchmark::kMillisecond;
     RegisterBenchmark("ring_build_scale", ring_build_scale)->Args({10, 256})->Args({100, 256})->Args({1000, 256})->Args({10000, 256})->Unit(kMillisecond);
     // 625 nodes x 160 points: the 10^5 points of the with(node) >= 5x rebuild target.
-    RegisterBenchmark("ring_with", ring_with)->Arg(100)->Arg(625)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
-    RegisterBenchmark("ring_without", ring_without)->Arg(100)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
-    RegisterBenchmark("ring_rebuild", ring_rebuild)->Arg(100)->Arg(625)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_with", ring_with<160>)->Arg(100)->Arg(625)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_without", ring_without<160>)->Arg(100)->Arg(625)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_rebuild", ring_rebuild<160>)->Arg(100)->Arg(625)->Arg(1000)->Arg(10000)->Unit(kMicrosecond);
+    // 10^4 nodes x 256 points: the second size.
+    RegisterBenchmark("ring_with_256", ring_with<256>)->Arg(10000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_without_256", ring_without<256>)->Arg(10000)->Unit(kMicrosecond);
+    RegisterBenchmark("ring_rebuild_256", ring_rebuild<256>)->Arg(10000)->Unit(kMicrosecond);
     // Lookups at scale: a ring of N x 256 points, rendezvous at N nodes, Maglev at N nodes with
     // M = 1000003 (at least 100 x N up to 10^4 nodes).
     pick_benchmark("ring_pick_scale", [](auto& s) { return ring_of(nodes(arg(s)), {.vnodes = 256}); })->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);

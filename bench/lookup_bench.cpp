@@ -24,6 +24,7 @@
 //     ring_pick_batch, ring_locate_batch, maglev_pick_batch, maglev_locate_batch,
 //     fresh_ring_locate_batch, fresh_ring_floor_batch
 #include "bench_support.hpp"
+#include "../tests/multiprobe_reference.hpp"
 
 #include <keyplace/bounded_load.hpp>
 
@@ -87,6 +88,13 @@ constexpr auto branchless_lower_bound_owner = [](const keyplace::ring& r, std::u
     }
     const auto at = static_cast<std::size_t>(base - pts.data()) + (*base < p ? 1U : 0U);
     return r.owners()[at == pts.size() ? 0 : at].value;
+};
+
+// Multi-probe's owner the plain way (tests/multiprobe_reference.hpp), the baseline of its pick:
+// as pick did before its fixed-step search and selects, and what its test compares with.
+constexpr auto multiprobe_plain_owner = [](const keyplace::multiprobe& m, std::uint64_t point) {
+    const auto probes = keyplace::native_multiprobe_traits::point_probes(point);
+    return keyplace_reference::plain_multiprobe_pick(m, probes).value;
 };
 
 struct map_ring {
@@ -298,6 +306,8 @@ auto main(int argc, char** argv) -> int {
     // Multi-probe at K = 21 (and 5, 41 at 100 nodes): K successor searches a lookup; go-mpchash
     // with its two SipHash-2-4 key hashes included (its locate hashes the key bytes twice).
     pick_benchmark("multiprobe_pick", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
+    lookup_benchmark("multiprobe_plain_pick", points(), [](auto& s) { return multiprobe_of(nodes(arg(s))); },
+                     multiprobe_plain_owner, pick_owner)->Arg(100)->Arg(1000);
     pick_benchmark("multiprobe_pick_k", [](auto& s) {
         return multiprobe_of(nodes(100), {.probes = static_cast<std::uint32_t>(arg(s))});
     })->Arg(5)->Arg(41);

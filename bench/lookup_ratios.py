@@ -33,11 +33,19 @@ LOOKUPS = (
     + [f"map_ring_pick/{size}" for size in RING_SIZES[:2]]
     + [f"{family}/{n}" for n in BUCKETS for family in ("jump_pick", "jumpback_pick")]
     + [f"memento_pick/{n}/0" for n in BUCKETS]
+    + [f"{family}/{n}" for n in ("100", "1000") for family in ("multiprobe_pick", "multiprobe_plain_pick")]
 )
-CHANGES = ["ring_with/625", "ring_rebuild/625"]  # 625 nodes x 160 points = 10^5 points
+# with(node) and without() against a rebuild: 625 nodes x 160 points = 10^5 points, and
+# 10^4 nodes x 256 points. Run twice: with glibc's defaults, which give the freed arrays back to
+# the system so each derivation faults its pages in again, and with an allocator that keeps
+# them (as a long-running service's allocator does once warm).
+CHANGES = [f"{family}/{size}" for family, size in (
+    ("ring_with", "625"), ("ring_without", "625"), ("ring_rebuild", "625"),
+    ("ring_with_256", "10000"), ("ring_without_256", "10000"), ("ring_rebuild_256", "10000"))]
+KEEP_FREED = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=1073741824"
 
 
-def run(binary, names, args):
+def run(binary, names, args, tunables=None):
     """Medians by name (per lookup for batched benchmarks) and their counters."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
         path = out.name
@@ -52,9 +60,12 @@ def run(binary, names, args):
             f"--benchmark_out={path}",
             "--benchmark_out_format=json",
         ]
-        print("running:", " ".join(command), file=sys.stderr)
+        env = dict(os.environ)
+        if tunables:
+            env["GLIBC_TUNABLES"] = tunables
+        print("running:", f"GLIBC_TUNABLES={tunables}" if tunables else "", " ".join(command), file=sys.stderr)
         # The console table goes to stderr: progress for the reader, stdout stays the ratios.
-        status = subprocess.run(command, stdout=sys.stderr).returncode
+        status = subprocess.run(command, stdout=sys.stderr, env=env).returncode
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     finally:
@@ -91,6 +102,9 @@ def main():
     status, m, context = run(os.path.join(bench, "keyplace_bench"), LOOKUPS, args)
     change_status, changes, _ = run(os.path.join(bench, "keyplace_change_bench"), CHANGES, args)
     m.update(changes)
+    kept_status, kept, _ = run(os.path.join(bench, "keyplace_change_bench"), CHANGES, args, KEEP_FREED)
+    m.update({"kept:" + k: v for k, v in kept.items()})
+    change_status = change_status or kept_status
 
     rows = []  # (what, numerator, denominator, ratio or None, target text, met or None)
 
@@ -122,7 +136,21 @@ def main():
               f"compat_ketama_locate/{servers}", 1.5 if servers == "100" else None, at_most=False)
     for size in RING_SIZES:
         ratio(f"ring build / sort_points, {size}", f"ring_build/{size}", f"sort_points/{size}", 2.0)
-    ratio("rebuild / with(node), 10^5 points", "ring_rebuild/625", "ring_with/625", 5.0, at_most=False)
+    for size, suffix, what in (("625", "", "10^5 points"), ("10000", "_256", "10^4 x 256")):
+        for prefix, memory in (("kept:", "memory kept"), ("", "glibc default")):
+            rebuild = f"{prefix}ring_rebuild{suffix}/{size}"
+            ratio(f"rebuild / with(node), {what}, {memory}", rebuild, f"{prefix}ring_with{suffix}/{size}",
+                  5.0 if prefix else None, at_most=False)
+            ratio(f"rebuild / without(), {what}, {memory}", rebuild, f"{prefix}ring_without{suffix}/{size}",
+                  at_most=False)
+    for n in ("100", "1000"):
+        name = f"multiprobe_pick/{n}"
+        if name in m:  # an absolute target: the ratio column holds ns
+            ns = m[name]["ns"]
+            target = 100.0 if n == "100" else None
+            rows.append((f"multiprobe pick (ns), K = 21, {n} nodes", name, name, ns,
+                         "" if target is None else f"<= {target:g}", None if target is None else ns <= target))
+        ratio(f"multiprobe plain / pick, K = 21, {n} nodes", f"multiprobe_plain_pick/{n}", name, at_most=False)
     for n in BUCKETS:
         ratio(f"memento (nothing removed) / jump, {n} buckets", f"memento_pick/{n}/0", f"jump_pick/{n}", 1.2)
         ratio(f"jumpback / jump, {n} buckets", f"jumpback_pick/{n}", f"jump_pick/{n}")
@@ -142,7 +170,7 @@ def main():
         if r is None:
             print(f"| {what:<{width}} | {'(not run)':>21} |       | {target:>7} |     |")
             continue
-        times = f"{duration(m[num]['ns'])} / {duration(m[den]['ns'])}"
+        times = duration(m[num]["ns"]) if num == den else f"{duration(m[num]['ns'])} / {duration(m[den]['ns'])}"
         flag = "" if met is None else ("yes" if met else "no")
         print(f"| {what:<{width}} | {times:>21} | {r:5.2f} | {target:>7} | {flag:>3} |")
 
@@ -154,6 +182,13 @@ def main():
         if b and "bytes_per_point" in b:
             points = b["bytes"] / b["bytes_per_point"]
             print(f"| {size.replace('/', ' x ')} | {points:,.0f} | {b['bytes_per_point']:.2f} | {b['bytes'] / 1e6:.1f} |")
+
+    print()
+    print("| derivation | page faults per call, glibc default | memory kept |")
+    print("|---|---|---|")
+    for name in CHANGES:
+        if name in m and "kept:" + name in m:
+            print(f"| {name} | {m[name].get('faults', 0):,.0f} | {m['kept:' + name].get('faults', 0):,.0f} |")
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -2,6 +2,7 @@
 // Python generator, SipHash-2-4 on the reference vectors, go-mpchash's compat.out (6000 lines),
 // a naive differential reference, balance measured at K = 21, exact movement, bad input.
 #include "keyplace_catch.hpp"
+#include "multiprobe_reference.hpp"
 #include "support.hpp"
 
 #include <keyplace/analysis.hpp>
@@ -296,6 +297,35 @@ TEST_CASE("multiprobe: pick and walk agree with the naive O(N K) reference", "[m
             CHECK(got == want);
             const auto qc = keyplace::compat::mpchash_traits::point_probes(point);
             CHECK(c.pick(point) == naive_ranking(c, qc)[0]);
+        }
+    }
+}
+
+TEST_CASE("multiprobe: pick equals each probe's successor by std::upper_bound, 2 x 10^5 keys, built and derived",
+          "[multiprobe][property]") {
+    // pick searches each probe's strict successor with a fixed number of steps in a fine prefix
+    // index and keeps the nearest by selects; here the same owner comes from std::upper_bound
+    // over the points and a plain comparison, for every key, at 100 and 1,000 nodes and after a
+    // join and a leave (derived rings keep the fine index).
+    const auto plain = [](const multiprobe& m, probe_sequence q) {
+        return keyplace_reference::plain_multiprobe_pick(m, q);
+    };
+    const auto keys = random_points(200'000, 21);
+    for (const std::size_t n : {100U, 1000U}) {
+        const auto m = multiprobe::build(id_nodes("node-", n));
+        for (const auto& s : {m, m.with({"joiner"}), m.without("node-7")}) {
+            INFO(n << " nodes, " << s.size() << " after");
+            std::size_t bad = 0;
+            for (const auto p : keys) {
+                bad += s.pick(p) != plain(s, keyplace::native_multiprobe_traits::point_probes(p)) ? 1 : 0;
+            }
+            for (const auto p : s.points()) {  // probes on and beside the points, in steps of a point
+                for (const auto start : {p - 1, p, p + 1}) {
+                    const probe_sequence q{start, s.points()[0] | 1U};
+                    bad += s.pick_probes(q) != plain(s, q) ? 1 : 0;
+                }
+            }
+            CHECK(bad == 0);
         }
     }
 }

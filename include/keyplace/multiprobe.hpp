@@ -131,16 +131,17 @@ public:
     /// the earliest probe on a tie.
     [[nodiscard]] auto pick_probes(probe_sequence s) const noexcept -> node_index {
         const std::span<const std::uint64_t> pts = engine_.points();
-        std::uint64_t best_gap = 0;
-        std::size_t best = 0;
         std::uint64_t probe = s.start;
-        for (std::uint32_t i = 0; i < this->config_.probes; ++i, probe += s.step) {
+        std::size_t best = engine_.entry_of(probe);
+        std::uint64_t best_gap = gap_of(pts[best], probe);
+        for (std::uint32_t i = 1; i < this->config_.probes; ++i) {
+            probe += s.step;
             const std::size_t e = engine_.entry_of(probe);
             const std::uint64_t gap = gap_of(pts[e], probe);
-            if (i == 0 || gap < best_gap) {
-                best_gap = gap;
-                best = e;
-            }
+            // Selects, not branches: which probe is nearest is a coin toss the predictor loses.
+            const bool nearer = gap < best_gap;
+            best_gap = nearer ? gap : best_gap;
+            best = nearer ? e : best;
         }
         return engine_.owners()[best];
     }
@@ -312,6 +313,7 @@ private:
             }
         };
         detail::sorted_ring<std::uint64_t> engine;
+        engine.use_fine_index();  // K searches a key: two steps each
         if (auto f = engine.assign_generated(own.size(), members.size(), lookup_rule::after, generate, settle)) {
             return f;
         }

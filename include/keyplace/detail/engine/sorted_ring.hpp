@@ -97,6 +97,12 @@ public:
         return {};
     }
 
+    /// Gives the builds that follow (and the rings derived from them) a prefix index of at least
+    /// four buckets a point rather than about one per four points: a bucket then holds at most
+    /// three points or so, and a search is two steps (multi-probe, which searches K times a
+    /// key; its rings are small). Call before assign_generated.
+    void use_fine_index() noexcept { fine_index_ = true; }
+
     /// Takes unsorted entries over `nodes` nodes (assign_generated from a list).
     auto assign(std::span<const entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
         return assign_generated(entries.size(), nodes, rule, [entries](std::span<Point> p, std::span<node_index> o) {
@@ -114,6 +120,9 @@ public:
         const std::size_t count = fresh.size();
         points_.assign(old_total + count, Point{});
         owners_.assign(old_total + count, node_index{});
+        fine_index_ = from.fine_index_;
+        lazy_vector<std::size_t> changed;  // the fresh points' entries
+        changed.reserve(count);
         std::size_t i = 0;
         std::size_t j = 0;
         for (std::size_t out = 0; out < points_.size(); ++out) {
@@ -131,12 +140,13 @@ public:
             } else {
                 points_[out] = fresh[j++];
                 owners_[out] = node_index{new_index};
+                changed.push_back(out);
             }
         }
         counts_ = from.counts_;
         counts_.insert(counts_.begin() + new_index, static_cast<std::uint32_t>(count));
         rule_ = from.rule_;
-        finish();
+        finish_from(from, changed, new_index, 1);
     }
 
     /// from without node gone's points (owners above it shift down). O(T). Fails if no point
@@ -149,17 +159,22 @@ public:
         owners_.clear();
         points_.reserve(from.points_.size());
         owners_.reserve(from.points_.size());
+        fine_index_ = from.fine_index_;
+        lazy_vector<std::size_t> changed;  // the entries that follow a removed point (size(): the wrap)
+        changed.reserve(from.counts_[gone]);
         for (std::size_t i = 0; i < from.points_.size(); ++i) {
             const std::uint32_t o = from.owners_[i].value;
             if (o != gone) {
                 points_.push_back(from.points_[i]);
                 owners_.push_back(node_index{o > gone ? o - 1 : o});
+            } else if (changed.empty() || changed.back() != points_.size()) {
+                changed.push_back(points_.size());
             }
         }
         counts_ = from.counts_;
         counts_.erase(counts_.begin() + gone);
         rule_ = from.rule_;
-        finish();
+        finish_from(from, changed, gone + 1, -1);
         return {};
     }
 
@@ -246,7 +261,26 @@ private:
     [[nodiscard]] auto entry_at_or_after(Point p) const noexcept -> std::size_t {
         const std::size_t k = bucket_of(p);
         const std::size_t lo = index_[k];
-        std::size_t n = index_[k + 1] - lo;
+        const std::size_t hi = index_[k + 1];
+        if (search_steps_ <= fixed_search_steps) {
+            // The points below p in [lo, hi), counted a bit at a time from the top: every bucket
+            // holds fewer than 2^search_steps_ points, so the same search_steps_ steps settle any
+            // key, without a branch on the bucket's size (a loop whose length is the ring's, not
+            // the key's: multi-probe's K searches a key then overlap rather than mispredict).
+            // A read past the bucket meets a later bucket's point, above p, so it adds nothing;
+            // one past the array reads the last point, and if that is below p so is every point
+            // from lo on, the steps overshoot, and the answer is hi (the min).
+            std::size_t at = lo;
+            const std::size_t last = points_.size() - 1;
+            for (std::size_t step = std::size_t{1} << search_steps_ >> 1; step != 0; step >>= 1) {
+                // A mask, not a ?: that g++ turns into a branch on the point comparison.
+                const auto below = static_cast<std::size_t>(points_[std::min(at + step - 1, last)] < p);
+                at += step & (0 - below);
+            }
+            at = std::min(at, hi);
+            return at == points_.size() ? 0 : at;
+        }
+        std::size_t n = hi - lo;
         if (n == 0) {
             return lo == points_.size() ? 0 : lo;
         }
@@ -270,7 +304,8 @@ private:
     // sum (no branch on the points). In point order only once they are sorted.
     void build_index() {
         unsigned bits = 1;
-        while (bits < point_bits && (std::size_t{1} << (bits + 2)) < points_.size()) {
+        const std::size_t enough = fine_index_ ? points_.size() * 4 : points_.size();
+        while (bits < point_bits && (std::size_t{1} << (bits + (fine_index_ ? 0 : 2))) < enough) {
             ++bits;
         }
         index_shift_ = point_bits - bits;
@@ -279,8 +314,14 @@ private:
         for (const Point p : points_) {
             ++index_[bucket_of(p) + 1];
         }
+        std::uint32_t most = 0;
         for (std::size_t k = 1; k <= buckets; ++k) {
+            most = std::max(most, index_[k]);
             index_[k] += index_[k - 1];
+        }
+        search_steps_ = 0;
+        while ((std::size_t{1} << search_steps_) <= most) {
+            ++search_steps_;
         }
     }
 
@@ -372,33 +413,152 @@ private:
     // first entry, so the answer lies in [index_[k], index_[k + 1]]. About one bucket per four
     // points (at least two), so the index costs about one byte per point.
     void finish() {
+        settle();
+        fill_all();
+    }
+
+    // The prefix index, the holders, the bump and the direct table's size, for the points as
+    // they stand.
+    void settle() {
         build_index();
         holders_ = static_cast<std::size_t>(
             std::count_if(counts_.begin(), counts_.end(), [](std::uint32_t c) { return c != 0; }));
         bump_ = rule_ == lookup_rule::after ? 1 : 0;
+        direct_shift_ = 64 - direct_bits(points_.size());
+    }
+
+    // The entry width to try first: the narrowest that holds the owners and the record
+    // references; but 32-bit entries (whose exact 16-bit fractions send fewer keys to the exact
+    // index) while their table is at most 2^16 entries, 256 KiB: there the table's size costs
+    // less than those keys (measured at 100 and 300 nodes x 160 points: 32-bit entries 0.5 ns
+    // faster at 16,000 points, 16-bit ones 1.3 ns faster at 48,000).
+    [[nodiscard]] auto planned_width() const noexcept -> unsigned {
+        if (counts_.size() > max_owners<std::uint32_t> || points_.size() > (std::size_t{1} << 27)) {
+            return 8;
+        }
+        return counts_.size() > max_owners<std::uint16_t> || direct_shift_ >= 64 - 16 ? 4 : 2;
+    }
+
+    // The direct table built whole: in the planned width, or 32-bit ones where 16-bit entries
+    // run out of record references.
+    void fill_all() {
         // (= {} would assign an empty initializer list and keep the capacity.)
         direct16_ = lazy_vector<std::uint16_t>();
         direct32_ = lazy_vector<std::uint32_t>();
         direct64_ = lazy_vector<std::uint64_t>();
-        // The narrowest entries that hold the owners and the record references; but 32-bit ones
-        // (whose exact 16-bit fractions send fewer keys to the exact index) while their table
-        // is at most 2^16 entries, 256 KiB: there the table's size costs less than those keys
-        // (measured at 100 and 300 nodes x 160 points: 32-bit entries 0.5 ns faster at 16,000
-        // points, 16-bit ones 1.3 ns faster at 48,000).
-        direct_shift_ = 64 - direct_bits(points_.size());
-        if (counts_.size() > max_owners<std::uint32_t> || points_.size() > (std::size_t{1} << 27)) {
-            direct_width_ = 8;
-        } else if (counts_.size() > max_owners<std::uint16_t> || direct_shift_ >= 64 - 16 || !fill_direct(direct16_)) {
-            direct_width_ = 4;
-        } else {
-            direct_width_ = 2;
+        patched_records_ = 0;
+        direct_width_ = planned_width();
+        if (direct_width_ == 2 && fill_direct(direct16_)) {
             return;
         }
         if (direct_width_ == 8) {
             (void)fill_direct(direct64_);
         } else {
+            direct_width_ = 4;
             (void)fill_direct(direct32_);
         }
+    }
+
+    // finish() for a ring derived from `from` by one node's points added or removed. changed
+    // lists, in order, each entry whose gap to the entry before it changed (a fresh point, or the
+    // point that follows a removed one; 0 or size(): the wrap); owners at or above `threshold`
+    // moved by delta. Where the direct table keeps its size and width, it is from's, its owners
+    // renumbered, with only the buckets from each changed gap's point before to its point after
+    // refilled: O(table / word + changes x gap) rather than a pass over every point. Those
+    // buckets' old records stay behind, unused, until they are a quarter of the records; then
+    // (or when 16-bit entries run out of record references) the table is built whole.
+    void finish_from(const sorted_ring& from, std::span<const std::size_t> changed, std::uint32_t threshold,
+                     int delta) {
+        settle();
+        if (direct_shift_ != from.direct_shift_ || planned_width() != from.direct_width_ ||
+            from.patched_records_ > from.record_owners_.size() / 4 || changed.size() > points_.size() / 16) {
+            fill_all();
+            return;
+        }
+        direct_width_ = from.direct_width_;
+        patched_records_ = from.patched_records_;
+        record_fractions_ = from.record_fractions_;
+        record_fractions_.resize(from.record_owners_.size());  // the padding goes back on at the end
+        record_refs_ = from.record_refs_;
+        record_owners_.resize(from.record_owners_.size());
+        for (std::size_t i = 0; i < record_owners_.size(); ++i) {
+            const std::uint32_t o = from.record_owners_[i].value;
+            record_owners_[i] = node_index{o >= threshold ? static_cast<std::uint32_t>(static_cast<int>(o) + delta) : o};
+        }
+        bool kept = false;
+        switch (direct_width_) {
+            case 2: kept = patch_direct(direct16_, from.direct16_, changed, threshold, delta); break;
+            case 4: kept = patch_direct(direct32_, from.direct32_, changed, threshold, delta); break;
+            default: kept = patch_direct(direct64_, from.direct64_, changed, threshold, delta); break;
+        }
+        if (!kept) {
+            fill_all();
+        }
+    }
+
+    // The bucket of the direct table that holds entry i's point.
+    [[nodiscard]] auto direct_bucket(std::size_t i) const noexcept -> std::size_t {
+        return static_cast<std::size_t>(widened_point(i) >> direct_shift_);
+    }
+
+    // The first entry in the bucket of entry i.
+    [[nodiscard]] auto bucket_start(std::size_t i) const noexcept -> std::size_t {
+        const std::size_t k = direct_bucket(i);
+        while (i > 0 && direct_bucket(i - 1) == k) {
+            --i;
+        }
+        return i;
+    }
+
+    template <class E>
+    [[nodiscard]] auto patch_direct(std::vector<E>& table, const std::vector<E>& old,
+                                    std::span<const std::size_t> changed, std::uint32_t threshold, int delta) -> bool {
+        table = old;
+        for (E& e : table) {  // a plain entry's owner moves by delta: 2 in the entry (bit 0 is the flag)
+            const bool moves = ((e & 1U) == 0) & (((static_cast<std::uint64_t>(e) >> 1) & owner_mask<E>) >= threshold);
+            e = moves ? static_cast<E>(delta > 0 ? e + 2U : e - 2U) : e;
+        }
+        const std::size_t total = points_.size();
+        const std::size_t buckets = table.size() - 1;
+        const std::size_t records_before = record_owners_.size();
+        bool wrap = false;
+        // Regions [first, last] of buckets, merged where they meet; `at` the first entry in first.
+        std::size_t first = 0;
+        std::size_t last = 0;
+        std::size_t at = 0;
+        bool open = false;
+        for (const std::size_t c : changed) {
+            if (c == 0 || c == total) {
+                wrap = true;
+                continue;
+            }
+            const std::size_t a = direct_bucket(c - 1);
+            const std::size_t b = direct_bucket(c);
+            if (open && a <= last) {
+                last = std::max(last, b);
+                continue;
+            }
+            if (open && !fill_buckets<false>(table.data(), first, last + 1, at)) {
+                return false;
+            }
+            first = a;
+            last = b;
+            at = bucket_start(c - 1);
+            open = true;
+        }
+        if (open && !fill_buckets<false>(table.data(), first, last + 1, at)) {
+            return false;
+        }
+        if (wrap) {  // the buckets after the last point and up to the first take point 0's owner
+            if (!fill_buckets<false>(table.data(), direct_bucket(total - 1), buckets, bucket_start(total - 1)) ||
+                !fill_buckets<false>(table.data(), 0, direct_bucket(0) + 1, 0)) {
+                return false;
+            }
+        }
+        table[buckets] = plain_entry<E>(owners_[0], 0);
+        patched_records_ += record_owners_.size() - records_before;
+        record_fractions_.resize(record_owners_.size() + record_points);  // in_record reads record_points
+        return true;
     }
 
     // ---- The direct owner table: 2^b equal buckets of the key space, b = round(log2 T) + 2
@@ -512,73 +672,97 @@ private:
         return std::clamp(floor_log2 + (up ? 1U : 0U) + 2, 2U, std::min(direct_max_bits, point_bits));
     }
 
-    // Fills the table in one pass over the points, a group of points per bucket that has any;
-    // the empty buckets before a group take its first point's owner. False (and nothing kept)
-    // if 16-bit entries would need more than max_records16 records.
+    template <class E>
+    [[nodiscard]] static auto plain_entry(node_index owner, std::uint64_t s) noexcept -> E {
+        return static_cast<E>((s << (owner_bits<E> + 1)) | (std::uint64_t{owner.value} << 1));
+    }
+
+    // Fills the table in one pass over the points. False (and nothing kept) if 16-bit entries
+    // would need more than max_records16 records.
     template <class E>
     [[nodiscard]] auto fill_direct(std::vector<E>& table) -> bool {
-        const std::size_t total = points_.size();
         const std::size_t buckets = std::size_t{1} << (64 - direct_shift_);
-        const auto plain = [](node_index owner, std::uint64_t s) {
-            return static_cast<E>((s << (owner_bits<E> + 1)) | (std::uint64_t{owner.value} << 1));
-        };
         record_fractions_.clear();
         record_owners_.clear();
         record_refs_.clear();
-        constexpr std::size_t run = 8;  // empty entries written at once, whatever the gap
-        table.resize(buckets + 1 + run);
-        E* const out = table.data();
-        std::size_t next = 0;  // the first entry not yet written
-        for (std::size_t at = 0; at < total;) {
+        table.resize(buckets + 1 + empty_run);
+        if (!fill_buckets<true>(table.data(), 0, buckets, 0)) {
+            table = std::vector<E>();
+            return false;
+        }
+        table[buckets] = plain_entry<E>(owners_[0], 0);
+        table.resize(buckets + 1);
+        record_fractions_.resize(record_owners_.size() + record_points);  // in_record reads record_points
+        record_fractions_.shrink_to_fit();
+        record_owners_.shrink_to_fit();
+        record_refs_.shrink_to_fit();
+        return true;
+    }
+
+    static constexpr std::size_t empty_run = 8;  // empty entries written at once, whatever the gap
+
+    // Writes entries [first, end) of the table, at the first entry whose point's bucket is
+    // >= first: a group of points per bucket that has any, appending its record if it needs one;
+    // the empty buckets before a group take its first point's owner, those after the last
+    // group the owner of the first point at or after `end` (wrapping). With Slack, the table
+    // has empty_run entries past `end` to spare, and gaps are written in runs of that many
+    // without a branch on their length. False if 16-bit entries would need more than
+    // max_records16 records.
+    template <bool Slack, class E>
+    [[nodiscard]] auto fill_buckets(E* out, std::size_t first, std::size_t end, std::size_t at) -> bool {
+        const std::size_t total = points_.size();
+        std::size_t next = first;  // the first entry not yet written
+        for (; at < total;) {
             const std::uint64_t w = widened_point(at);
             const auto k = static_cast<std::size_t>(w >> direct_shift_);
-            std::size_t end = at + 1;
-            while (end < total && static_cast<std::size_t>(widened_point(end) >> direct_shift_) == k) {
-                ++end;
+            if (k >= end) {
+                break;
             }
-            const E empty = plain(owners_[at], fraction_mask<E>);
-            for (std::size_t i = 0; i < run; ++i) {  // most gaps are shorter: no branch on their length
-                out[next + i] = empty;
+            std::size_t stop = at + 1;
+            while (stop < total && direct_bucket(stop) == k) {
+                ++stop;
             }
-            for (next += run; next < k; ++next) {
+            const E empty = plain_entry<E>(owners_[at], fraction_mask<E>);
+            if constexpr (Slack) {
+                for (std::size_t i = 0; i < empty_run; ++i) {  // most gaps are shorter
+                    out[next + i] = empty;
+                }
+                next += empty_run;
+            }
+            for (; next < k; ++next) {
                 out[next] = empty;
             }
             next = k;
             const std::uint64_t s = fraction<E>(w);
-            if (end - at == 1 && s != fraction_mask<E>) {
-                out[next++] = plain(owners_[at], s);
+            if (stop - at == 1 && s != fraction_mask<E>) {
+                out[next++] = plain_entry<E>(owners_[at], s);
             } else {
-                const std::size_t n = end - at <= record_points ? end - at : 0;
+                const std::size_t n = stop - at <= record_points ? stop - at : 0;
                 const std::size_t ref = record_owners_.size() << 3 | n;
+                if constexpr (sizeof(E) == 2) {
+                    if (record_refs_.size() == max_records16) {
+                        return false;
+                    }
+                }
                 for (std::size_t i = at; i < at + n; ++i) {
                     record_fractions_.push_back(record_fraction(widened_point(i)));
                     record_owners_.push_back(owners_[i]);
                 }
                 record_fractions_.push_back(0);  // the two arrays keep equal offsets
-                record_owners_.push_back(owners_[n == 0 ? at : end < total ? end : 0]);
+                record_owners_.push_back(owners_[n == 0 ? at : stop < total ? stop : 0]);
                 if constexpr (sizeof(E) == 2) {
-                    if (record_refs_.size() == max_records16) {
-                        table = std::vector<E>();
-                        return false;
-                    }
                     out[next++] = static_cast<E>(record_refs_.size() << 1 | 1U);
                     record_refs_.push_back(static_cast<std::uint32_t>(ref));
                 } else {
                     out[next++] = static_cast<E>(ref << 1 | 1U);
                 }
             }
-            at = end;
+            at = stop;
         }
-        const E empty = plain(owners_[0], fraction_mask<E>);
-        for (; next < buckets; ++next) {
+        const E empty = plain_entry<E>(owners_[at < total ? at : 0], fraction_mask<E>);
+        for (; next < end; ++next) {
             out[next] = empty;
         }
-        out[buckets] = plain(owners_[0], 0);
-        table.resize(buckets + 1);
-        record_fractions_.resize(record_owners_.size() + record_points);  // in_record reads record_points
-        record_fractions_.shrink_to_fit();
-        record_owners_.shrink_to_fit();
-        record_refs_.shrink_to_fit();
         return true;
     }
 
@@ -611,9 +795,15 @@ private:
     lazy_vector<node_index> record_owners_;
     lazy_vector<std::uint32_t> record_refs_;  // 16-bit entries' record numbers to references
     unsigned index_shift_ = 0;
+    // The fewest bits that count the points of the fullest bucket; at most fixed_search_steps,
+    // the search takes that many steps, else it halves the key's bucket.
+    unsigned search_steps_ = 0;
+    bool fine_index_ = false;  // use_fine_index()
+    static constexpr unsigned fixed_search_steps = 5;
     unsigned direct_shift_ = 62;  // 64 - b
     key_type bump_ = 0;           // 1 under lookup_rule::after
     unsigned direct_width_ = 2;  // bytes per entry
+    std::size_t patched_records_ = 0;  // record entries a derivation appended (its old ones unused)
     lookup_rule rule_ = lookup_rule::at_or_after;
     std::size_t holders_ = 0;
 };
