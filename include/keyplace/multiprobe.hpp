@@ -313,7 +313,7 @@ private:
             }
         };
         detail::sorted_ring<std::uint64_t> engine;
-        engine.use_fine_index();  // K searches a key: two steps each
+        engine.for_searches_only();  // K searches a key, two steps each; no owner table
         if (auto f = engine.assign_generated(own.size(), members.size(), lookup_rule::after, generate, settle)) {
             return f;
         }

@@ -97,11 +97,13 @@ public:
         return {};
     }
 
-    /// Gives the builds that follow (and the rings derived from them) a prefix index of at least
-    /// four buckets a point rather than about one per four points: a bucket then holds at most
-    /// three points or so, and a search is two steps (multi-probe, which searches K times a
-    /// key; its rings are small). Call before assign_generated.
-    void use_fine_index() noexcept { fine_index_ = true; }
+    /// Makes the builds that follow (and the rings derived from them) rings for searches only:
+    /// entry_of, walk and regions, not pick or pick_batch. They have a prefix index of at least
+    /// four buckets a point rather than about one per four points, so a bucket holds at most
+    /// three points or so and a search is two steps, and no direct owner table (multi-probe,
+    /// which searches K times a key and never asks for an owner directly). Call before
+    /// assign_generated.
+    void for_searches_only() noexcept { searches_only_ = true; }
 
     /// Takes unsorted entries over `nodes` nodes (assign_generated from a list).
     auto assign(std::span<const entry> entries, std::size_t nodes, lookup_rule rule) -> failure {
@@ -120,7 +122,7 @@ public:
         const std::size_t count = fresh.size();
         points_.assign(old_total + count, Point{});
         owners_.assign(old_total + count, node_index{});
-        fine_index_ = from.fine_index_;
+        searches_only_ = from.searches_only_;
         lazy_vector<std::size_t> changed;  // the fresh points' entries
         changed.reserve(count);
         std::size_t i = 0;
@@ -159,7 +161,7 @@ public:
         owners_.clear();
         points_.reserve(from.points_.size());
         owners_.reserve(from.points_.size());
-        fine_index_ = from.fine_index_;
+        searches_only_ = from.searches_only_;
         lazy_vector<std::size_t> changed;  // the entries that follow a removed point (size(): the wrap)
         changed.reserve(from.counts_[gone]);
         for (std::size_t i = 0; i < from.points_.size(); ++i) {
@@ -210,7 +212,7 @@ public:
 
     /// The owner of a key's point, entry_of's owner: one entry of the direct owner table (and
     /// its neighbour, in the same cache line but at a line's end), a record, or the exact index
-    /// for the few keys the table cannot settle.
+    /// for the few keys the table cannot settle. Not on a ring for searches only.
     [[nodiscard]] auto pick(std::uint64_t hash) const noexcept -> node_index {
         const std::uint64_t w = widened(hash);
         switch (direct_width_) {
@@ -304,8 +306,8 @@ private:
     // sum (no branch on the points). In point order only once they are sorted.
     void build_index() {
         unsigned bits = 1;
-        const std::size_t enough = fine_index_ ? points_.size() * 4 : points_.size();
-        while (bits < point_bits && (std::size_t{1} << (bits + (fine_index_ ? 0 : 2))) < enough) {
+        const std::size_t enough = searches_only_ ? points_.size() * 4 : points_.size();
+        while (bits < point_bits && (std::size_t{1} << (bits + (searches_only_ ? 0 : 2))) < enough) {
             ++bits;
         }
         index_shift_ = point_bits - bits;
@@ -414,7 +416,9 @@ private:
     // points (at least two), so the index costs about one byte per point.
     void finish() {
         settle();
-        fill_all();
+        if (!searches_only_) {
+            fill_all();
+        }
     }
 
     // The prefix index, the holders, the bump and the direct table's size, for the points as
@@ -465,11 +469,15 @@ private:
     // moved by delta. Where the direct table keeps its size and width, it is from's, its owners
     // renumbered, with only the buckets from each changed gap's point before to its point after
     // refilled: O(table / word + changes x gap) rather than a pass over every point. Those
-    // buckets' old records stay behind, unused, until they are a quarter of the records; then
-    // (or when 16-bit entries run out of record references) the table is built whole.
+    // buckets' old records stay behind, unused; a derivation from a ring whose appended records
+    // are more than a quarter of its records (or one where 16-bit entries run out of record
+    // references) builds the table whole.
     void finish_from(const sorted_ring& from, std::span<const std::size_t> changed, std::uint32_t threshold,
                      int delta) {
         settle();
+        if (searches_only_) {
+            return;
+        }
         if (direct_shift_ != from.direct_shift_ || planned_width() != from.direct_width_ ||
             from.patched_records_ > from.record_owners_.size() / 4 || changed.size() > points_.size() / 16) {
             fill_all();
@@ -477,9 +485,18 @@ private:
         }
         direct_width_ = from.direct_width_;
         patched_records_ = from.patched_records_;
-        record_fractions_ = from.record_fractions_;
-        record_fractions_.resize(from.record_owners_.size());  // the padding goes back on at the end
-        record_refs_ = from.record_refs_;
+        // Room for the records the refilled buckets append (a few a change), so that the first
+        // does not double the arrays.
+        const std::size_t room = from.record_owners_.size() + 8 * changed.size() + record_points;
+        record_fractions_.reserve(room);
+        record_fractions_.assign(from.record_fractions_.begin(),  // without the padding: it goes
+                                 from.record_fractions_.begin() +  // back on at the end
+                                     static_cast<std::ptrdiff_t>(from.record_owners_.size()));
+        if (from.direct_width_ == 2) {
+            record_refs_.reserve(from.record_refs_.size() + 8 * changed.size());
+            record_refs_.assign(from.record_refs_.begin(), from.record_refs_.end());
+        }
+        record_owners_.reserve(room);
         record_owners_.resize(from.record_owners_.size());
         for (std::size_t i = 0; i < record_owners_.size(); ++i) {
             const std::uint32_t o = from.record_owners_[i].value;
@@ -798,7 +815,7 @@ private:
     // The fewest bits that count the points of the fullest bucket; at most fixed_search_steps,
     // the search takes that many steps, else it halves the key's bucket.
     unsigned search_steps_ = 0;
-    bool fine_index_ = false;  // use_fine_index()
+    bool searches_only_ = false;  // for_searches_only(): a fine index, no direct table
     static constexpr unsigned fixed_search_steps = 5;
     unsigned direct_shift_ = 62;  // 64 - b
     key_type bump_ = 0;           // 1 under lookup_rule::after
