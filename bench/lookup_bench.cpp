@@ -25,6 +25,7 @@
 //     fresh_ring_locate_batch, fresh_ring_floor_batch
 #include "bench_support.hpp"
 #include "../tests/multiprobe_reference.hpp"
+#include "../tests/rendezvous_reference.hpp"
 
 #include <keyplace/bounded_load.hpp>
 
@@ -96,6 +97,22 @@ constexpr auto multiprobe_plain_owner = [](const keyplace::multiprobe& m, std::u
     const auto probes = keyplace::native_multiprobe_traits::point_probes(point);
     return keyplace_reference::plain_multiprobe_pick(m, probes).value;
 };
+// Rendezvous by the plain loop (XXH3 of 16 bytes, draw, exact comparison, every node), and its
+// pick by a chosen path: the portable bound, or every node scored exactly with the key's half of
+// the hash computed once.
+constexpr auto rendezvous_plain_owner = [](const keyplace::rendezvous& r, std::uint64_t point) {
+    return keyplace_reference::plain_rendezvous_pick(r, point).value;
+};
+constexpr auto rendezvous_portable_owner = [](const keyplace::rendezvous& r, std::uint64_t point) {
+    return r.detail_scorer().pick(point, keyplace::detail::rendezvous_scorer::path::bounded).value;
+};
+constexpr auto rendezvous_exact_owner = [](const keyplace::rendezvous& r, std::uint64_t point) {
+    return r.detail_scorer().pick(point, keyplace::detail::rendezvous_scorer::path::exact).value;
+};
+auto rendezvous_n(const benchmark::State& s) -> keyplace::rendezvous { return rendezvous_of(nodes(arg(s))); }
+auto weighted_rendezvous_n(const benchmark::State& s) -> keyplace::rendezvous {
+    return rendezvous_of(nodes(arg(s), {.weighted = true}));
+}
 
 struct map_ring {
     keyplace::ring ring;
@@ -241,7 +258,17 @@ auto main(int argc, char** argv) -> int {
     lookup_benchmark("branchless_lower_bound_pick", points(), ring_nv, branchless_lower_bound_owner, pick_owner)
         ->Apply(all_rings);
     lookup_benchmark("map_ring_pick", points(), make_map_ring, map_owner, map_reference)->Apply(ring_args);
-    pick_benchmark("rendezvous_pick", [](auto& s) { return rendezvous_of(nodes(arg(s))); })->Arg(10)->Arg(100)->Arg(1000);
+    // Rendezvous: pick (AVX-512 where the CPU has it, from 8 nodes), the portable bounded path,
+    // every node scored exactly, and the plain loop it replaced; weighted (1 to 4) at 100 nodes.
+    pick_benchmark("rendezvous_pick", rendezvous_n)->Arg(10)->Arg(100)->Arg(1000);
+    lookup_benchmark("rendezvous_portable_pick", points(), rendezvous_n, rendezvous_portable_owner, pick_owner)
+        ->Arg(10)->Arg(100)->Arg(1000);
+    lookup_benchmark("rendezvous_exact_pick", points(), rendezvous_n, rendezvous_exact_owner, pick_owner)->Arg(10)->Arg(100);
+    lookup_benchmark("rendezvous_plain_pick", points(), rendezvous_n, rendezvous_plain_owner, pick_owner)
+        ->Arg(10)->Arg(100)->Arg(1000);
+    pick_benchmark("rendezvous_weighted_pick", weighted_rendezvous_n)->Arg(100);
+    lookup_benchmark("rendezvous_weighted_plain_pick", points(), weighted_rendezvous_n, rendezvous_plain_owner, pick_owner)
+        ->Arg(100);
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);
     // JumpBackHash beside jump: expected O(1) against jump's O(log N).
     pick_benchmark("jumpback_pick", [](auto& s) { return keyplace::jumpback::build(nodes(arg(s))); })

@@ -34,6 +34,10 @@ LOOKUPS = (
     + [f"{family}/{n}" for n in BUCKETS for family in ("jump_pick", "jumpback_pick")]
     + [f"memento_pick/{n}/0" for n in BUCKETS]
     + [f"{family}/{n}" for n in ("100", "1000") for family in ("multiprobe_pick", "multiprobe_plain_pick")]
+    + [f"{family}/{n}" for n in ("10", "100", "1000")
+       for family in ("rendezvous_pick", "rendezvous_portable_pick", "rendezvous_plain_pick")]
+    + ["rendezvous_exact_pick/10", "rendezvous_exact_pick/100",
+       "rendezvous_weighted_pick/100", "rendezvous_weighted_plain_pick/100"]
 )
 # with(node) and without() against a rebuild: 625 nodes x 160 points = 10^5 points, and
 # 10^4 nodes x 256 points. Run twice: with glibc's defaults, which give the freed arrays back to
@@ -151,6 +155,20 @@ def main():
             rows.append((f"multiprobe pick (ns), K = 21, {n} nodes", name, name, ns,
                          "" if target is None else f"<= {target:g}", None if target is None else ns <= target))
         ratio(f"multiprobe plain / pick, K = 21, {n} nodes", f"multiprobe_plain_pick/{n}", name, at_most=False)
+    for n, weighted in (("10", ""), ("100", ""), ("100", "weighted_"), ("1000", "")):
+        name = f"rendezvous_{weighted}pick/{n}"
+        label = f"{n} nodes{', weights 1-4' if weighted else ''}"
+        if name in m:  # an absolute target: ns per node
+            per_node = m[name]["ns"] / int(n)
+            target = 1.0 if n == "100" else None
+            rows.append((f"rendezvous pick (ns per node), {label}", name, name, per_node,
+                         "" if target is None else f"<= {target:g}", None if target is None else per_node <= target))
+        ratio(f"rendezvous plain / pick, {label}", f"rendezvous_{weighted}plain_pick/{n}", name, at_most=False)
+        if not weighted:
+            ratio(f"rendezvous plain / portable pick, {label}", f"rendezvous_plain_pick/{n}",
+                  f"rendezvous_portable_pick/{n}", at_most=False)
+    ratio("rendezvous plain / exact pick (key half once), 100 nodes", "rendezvous_plain_pick/100",
+          "rendezvous_exact_pick/100", at_most=False)
     for n in BUCKETS:
         ratio(f"memento (nothing removed) / jump, {n} buckets", f"memento_pick/{n}/0", f"jump_pick/{n}", 1.2)
         ratio(f"jumpback / jump, {n} buckets", f"jumpback_pick/{n}", f"jump_pick/{n}")

@@ -1,18 +1,21 @@
 // Tests of rendezvous.hpp: golden vectors from the independent Python generator, the
 // fixed-point log2, weighted shares against w/Σw on 10^6 keys, movement, bad input.
 #include "keyplace_catch.hpp"
+#include "rendezvous_reference.hpp"
 #include "support.hpp"
 
 #include <keyplace/detail/log2.hpp>
 #include <keyplace/rendezvous.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 using keyplace::node;
@@ -143,6 +146,133 @@ TEST_CASE("rendezvous: log2fix is log2 within its interpolation error", "[rendez
     for (int e = 0; e < 64; ++e) {
         CHECK(keyplace::detail::log2fix(table, std::uint64_t{1} << e) == static_cast<std::uint64_t>(e) << 48);
     }
+}
+
+// The fast pick (detail/rendezvous_lanes.hpp) rests on three facts, each checked here: its split
+// hash is XXH3-64 of the 16 bytes; its bound never exceeds a node's draw / weight; and each of its
+// paths picks the node the exact scoring picks, ties included.
+TEST_CASE("rendezvous: the split hash is XXH3-64 of le64(point) ++ le64(seed)", "[rendezvous]") {
+    const auto points = random_points(1'000'000, 11);
+    const auto seeds = random_points(1'000'000, 12);
+    std::size_t wrong = 0;
+    const auto check = [&](std::uint64_t point, std::uint64_t seed) {
+        const std::array<std::uint64_t, 2> words{keyplace::detail::to_le64(point), keyplace::detail::to_le64(seed)};
+        wrong += XXH3_64bits(words.data(), sizeof words) !=
+                 keyplace::detail::hrw_hash(keyplace::detail::hrw_split(point), seed);
+    };
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        check(points[i], seeds[i]);
+    }
+    for (const std::uint64_t edge : {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0}, std::uint64_t{1} << 63,
+                                     keyplace::detail::hrw_key_flip, keyplace::detail::hrw_node_flip}) {
+        check(edge, seeds[0]);
+        check(points[0], edge);
+        check(edge, edge);
+    }
+    CHECK(wrong == 0);
+}
+
+TEST_CASE("rendezvous: the bound from a hash never exceeds the exact draw / weight", "[rendezvous]") {
+    const auto& table = keyplace::detail::log2_table();
+    std::vector<std::uint64_t> hashes = random_points(1'000'000, 13);
+    for (int e = 0; e < 64; ++e) {
+        const std::uint64_t p = std::uint64_t{1} << e;
+        hashes.insert(hashes.end(), {p - 1, p, p + 1, 0 - p, 0 - p - 1, 0 - p + 1});
+    }
+    // Hashes whose 0 - h sits on and beside the interpolation table's points (4096 a power of 2).
+    for (std::uint64_t i = 0; i <= 4096; i += 7) {
+        const std::uint64_t y = (std::uint64_t{1} << 63) + (i << 51);
+        hashes.insert(hashes.end(), {0 - y, 0 - y + 1, 0 - y - 1});
+    }
+    const long double per_unit = 0x1p-15L / 0.693147180559945309417232121458176568L;
+    std::size_t low_draws = 0;
+    std::size_t over = 0;
+    for (const std::uint64_t h : hashes) {
+        const std::uint64_t draw = keyplace::detail::hrw_draw(table, h);
+        // The documented fact: the draw is at most 2^23 below (h >> 1) * 2^-15 / ln 2.
+        low_draws += static_cast<long double>(draw) + 0x1p23L < static_cast<long double>(h >> 1) * per_unit;
+        for (const std::uint64_t w : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{65536}, std::uint64_t{1} << 53}) {
+            const double bound = keyplace::detail::hrw_bound(h, keyplace::detail::hrw_scale(w), keyplace::detail::hrw_offset(w));
+            over += bound > static_cast<double>(draw) / static_cast<double>(w);
+        }
+    }
+    INFO(hashes.size() << " hashes");
+    CHECK(low_draws == 0);
+    CHECK(over == 0);
+}
+
+namespace {
+
+// Every pick path against the exact one over `keys` random points.
+auto path_mismatches(const keyplace::detail::rendezvous_scorer& s, std::size_t keys, std::uint64_t seed) -> std::size_t {
+    using path = keyplace::detail::rendezvous_scorer::path;
+    std::size_t wrong = 0;
+    for (const std::uint64_t p : random_points(keys, seed)) {
+        const node_index exact = s.pick(p, path::exact);
+        wrong += s.pick(p, path::bounded) != exact;
+        wrong += s.pick(p, path::avx512) != exact;
+        wrong += s.pick(p) != exact;
+    }
+    return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("rendezvous: every pick path gives the exact owner, ties to the lower index", "[rendezvous][property]") {
+    INFO("AVX-512 path " << (keyplace::detail::rendezvous_scorer::avx512_available() ? "run" : "not on this CPU: bounded twice"));
+    // Weights from the smallest quantum to the largest, over sizes around the lane (8), the
+    // chunk (128) and the path choice (8, 24).
+    const std::uint64_t weights[] = {1, 65536, 65536, 3 * 65536, 1000003, std::uint64_t{1} << 53, 65536, 98304};
+    for (const std::size_t n : {1U, 2U, 7U, 8U, 9U, 23U, 24U, 100U, 129U, 300U, 1000U}) {
+        keyplace::detail::rendezvous_scorer s;
+        for (std::size_t i = 0; i < n; ++i) {
+            s.insert(i, "node-" + std::to_string(i), weights[(i * 5) % 8]);
+        }
+        INFO(n << " nodes");
+        CHECK(path_mismatches(s, n == 100 ? 1'000'000 : n >= 300 ? 20'000 : 100'000, n) == 0);
+        if (n > 1) {
+            s.erase(n / 2);  // the padding follows
+            CHECK(path_mismatches(s, 20'000, n + 1) == 0);
+        }
+    }
+    // Ties: pairs of nodes with one seed and one weight draw the same for every key; the lower
+    // index must win, in one lane, across lanes, across chunks, and at the two ends.
+    keyplace::detail::rendezvous_scorer s;
+    const auto seeds = random_points(300, 99);
+    for (std::size_t i = 0; i < 300; ++i) {
+        s.insert_seed(i, seeds[i], 65536);
+    }
+    const std::pair<std::size_t, std::size_t> twins[] = {{3, 5}, {7, 8}, {120, 200}, {0, 299}, {126, 130}};
+    for (const auto& [a, b] : twins) {
+        s.erase(b);
+        s.insert_seed(b, seeds[a], 65536);
+    }
+    std::size_t tied_wins = 0;
+    std::size_t wrong = 0;
+    using path = keyplace::detail::rendezvous_scorer::path;
+    for (const std::uint64_t p : random_points(200'000, 7)) {
+        const node_index exact = s.pick(p, path::exact);
+        for (const auto& [a, b] : twins) {
+            tied_wins += exact.value == a;
+            wrong += exact.value == b;  // the higher twin never wins
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(tied_wins > 1000);  // 5 of 295 distinct scores win ~3,400 of 200,000 keys
+    CHECK(path_mismatches(s, 200'000, 7) == 0);
+}
+
+TEST_CASE("rendezvous: pick equals the plain XXH3 loop of the reference", "[rendezvous]") {
+    std::vector<node> nodes;
+    for (std::size_t i = 0; i < 100; ++i) {
+        nodes.push_back({"node-" + std::to_string(i), 0.25 + static_cast<double>(i % 9)});
+    }
+    const auto r = rendezvous::build(nodes);
+    std::size_t wrong = 0;
+    for (const std::uint64_t p : random_points(100'000, 21)) {
+        wrong += r.pick(p) != keyplace_reference::plain_rendezvous_pick(r, p);
+    }
+    CHECK(wrong == 0);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/engine/lifecycle.hpp>
 #include <keyplace/detail/log2.hpp>
+#include <keyplace/detail/rendezvous_lanes.hpp>
 #include <keyplace/detail/weight.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/detail/xxhash.hpp>
@@ -38,51 +39,101 @@ namespace detail {
 /// The rendezvous scorer: per node a seed and a quantized weight; for a key every node draws
 /// E = -log2(u) in 2^-48 units, u from the key and the node's seed, and the node with the
 /// smallest E / weight wins (ties to the lower index). Not API.
+///
+/// pick scores every node exactly below 8 nodes; from there it bounds each node's score from its
+/// hash first (detail/rendezvous_lanes.hpp) and scores exactly only the few the bound cannot rule
+/// out, eight nodes at a time where the CPU has AVX-512. Every path gives the same owner.
 template <class Unused = void>
 class basic_rendezvous_scorer {
     template <class T>
     using lazy_vector = detail::lazy_vector<T, Unused>;  // detail/lazy.hpp
 
 public:
+    /// How pick scores: `automatic` chooses by size and CPU; the others are for tests and bench/.
+    enum class path { automatic, exact, bounded, avx512 };
+    /// From this many nodes pick bounds first (measured: bench/lookup_bench.cpp, rendezvous_*).
+    static constexpr std::size_t bounded_from = 8;
+    static constexpr std::size_t portable_bounded_from = 24;
+
     basic_rendezvous_scorer() : table_(&log2_table()) {}
 
     /// Sets node at's seed (node_hash(id, 0)) and quantized weight, shifting the later ones up.
-    void insert(std::size_t at, std::string_view id, std::uint64_t weight) {
-        seeds_.insert(seeds_.begin() + static_cast<std::ptrdiff_t>(at), node_hasher(id)(0));
-        weights_.insert(weights_.begin() + static_cast<std::ptrdiff_t>(at), weight);
+    void insert(std::size_t at, std::string_view id, std::uint64_t weight) { insert_seed(at, node_hasher(id)(0), weight); }
+    /// The same with the seed given (tests give two nodes one seed to make ties).
+    void insert_seed(std::size_t at, std::uint64_t seed, std::uint64_t weight) {
+        unpad();
+        const auto where = static_cast<std::ptrdiff_t>(at);
+        seeds_.insert(seeds_.begin() + where, seed);
+        weights_.insert(weights_.begin() + where, weight);
+        scales_.insert(scales_.begin() + where, hrw_scale(weight));
+        offsets_.insert(offsets_.begin() + where, hrw_offset(weight));
+        pad();
     }
     void erase(std::size_t at) {
-        seeds_.erase(seeds_.begin() + static_cast<std::ptrdiff_t>(at));
-        weights_.erase(weights_.begin() + static_cast<std::ptrdiff_t>(at));
+        unpad();
+        const auto where = static_cast<std::ptrdiff_t>(at);
+        seeds_.erase(seeds_.begin() + where);
+        weights_.erase(weights_.begin() + where);
+        scales_.erase(scales_.begin() + where);
+        offsets_.erase(offsets_.begin() + where);
+        pad();
     }
-    [[nodiscard]] auto size() const noexcept -> std::size_t { return seeds_.size(); }
-    [[nodiscard]] auto seeds() const noexcept -> std::span<const std::uint64_t> { return seeds_; }
+    /// Room for `nodes` nodes without reallocating (build reserves once: no doubling).
+    void reserve(std::size_t nodes) {
+        const std::size_t lanes = (nodes + 7) / 8 * 8;
+        seeds_.reserve(lanes);
+        weights_.reserve(nodes);
+        scales_.reserve(lanes);
+        offsets_.reserve(lanes);
+    }
+    /// The bytes the per-node arrays hold (capacity).
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t {
+        return (seeds_.capacity() + weights_.capacity()) * sizeof(std::uint64_t) +
+               (scales_.capacity() + offsets_.capacity()) * sizeof(double);
+    }
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return weights_.size(); }
+    [[nodiscard]] auto seeds() const noexcept -> std::span<const std::uint64_t> {
+        return std::span<const std::uint64_t>(seeds_).first(size());
+    }
     [[nodiscard]] auto weights() const noexcept -> std::span<const std::uint64_t> { return weights_; }
 
     /// The node with the best score for a hashed key. O(N).
-    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index {
-        score best{draw(point, 0), weights_[0]};
-        std::uint32_t winner = 0;
-        for (std::size_t i = 1; i < seeds_.size(); ++i) {
-            const score s{draw(point, i), weights_[i]};
-            if (s.beats(best)) {
-                best = s;
-                winner = static_cast<std::uint32_t>(i);
-            }
+    [[nodiscard]] auto pick(std::uint64_t point) const noexcept -> node_index { return pick(point, path::automatic); }
+    /// The same by a chosen path (`avx512` where avx512_available(), else `bounded`).
+    [[nodiscard]] auto pick(std::uint64_t point, path how) const noexcept -> node_index {
+        const hrw_nodes n = view();
+        if (how == path::automatic) {
+            how = n.size < bounded_from                ? path::exact
+                  : hrw_avx512_available()             ? path::avx512
+                  : n.size >= portable_bounded_from    ? path::bounded
+                                                       : path::exact;
         }
-        return node_index{winner};
+        std::size_t winner = 0;
+        if (how == path::avx512 && hrw_avx512_available()) {
+#if KEYPLACE_DETAIL_HRW_AVX512
+            winner = hrw_pick_avx512(n, *table_, point);
+#endif
+        } else if (how == path::exact) {
+            winner = hrw_pick_exact(n, *table_, point);
+        } else {
+            winner = hrw_pick_bounded(n, *table_, point);
+        }
+        return node_index{static_cast<std::uint32_t>(winner)};
     }
+    /// Whether this build and CPU run the AVX-512 path.
+    [[nodiscard]] static auto avx512_available() noexcept -> bool { return hrw_avx512_available(); }
 
     /// The min(out.size(), size()) best nodes, best first. O(N * n).
     [[nodiscard]] auto pick_n(std::uint64_t point, std::span<node_index> out) const noexcept
         -> std::size_t {
-        const std::size_t want = std::min(out.size(), seeds_.size());
+        const std::size_t want = std::min(out.size(), size());
+        const hrw_key key = hrw_split(point);
         if (want <= buffered) {
-            return pick_n_buffered(point, out.first(want));
+            return pick_n_buffered(key, out.first(want));
         }
-        const std::size_t first = pick_n_buffered(point, out.first(buffered));
+        const std::size_t first = pick_n_buffered(key, out.first(buffered));
         std::size_t got = first;
-        rank_after(point, out[first - 1].value, [&](node_index i) noexcept {
+        rank_after(key, out[first - 1].value, [&](node_index i) noexcept {
             out[got++] = i;
             return got < want;
         });
@@ -94,33 +145,46 @@ public:
     template <class Visit>
     void walk(std::uint64_t point, Visit&& visit) const noexcept {
         static_assert(std::is_nothrow_invocable_r_v<bool, Visit&, node_index>);
+        const hrw_key key = hrw_split(point);
         std::array<node_index, buffered> best{};
-        const std::size_t first = pick_n_buffered(point, std::span(best).first(std::min(buffered, seeds_.size())));
+        const std::size_t first = pick_n_buffered(key, std::span(best).first(std::min(buffered, size())));
         for (std::size_t k = 0; k < first; ++k) {
             if (!visit(best[k])) {
                 return;
             }
         }
-        if (first < seeds_.size()) {
-            rank_after(point, best[first - 1].value, visit);
+        if (first < size()) {
+            rank_after(key, best[first - 1].value, visit);
         }
     }
 
     /// The draw E of node i for a key: -log2(u) in 2^-48 units, u from the key and node seed.
     /// The node with the smallest E / quantized weight wins.
     [[nodiscard]] auto draw(std::uint64_t point, std::size_t i) const noexcept -> std::uint64_t {
-        // le64(point) ++ le64(seed), written as whole words: byte-by-byte stores followed by
-        // XXH3's word loads would stall store forwarding.
-        std::array<std::uint64_t, 2> words{to_le64(point), to_le64(seeds_[i])};
-        const std::uint64_t h = XXH3_64bits(words.data(), sizeof words);
-        if (h == 0) {
-            return 0;  // u = 1
-        }
-        return (std::uint64_t{64} << 48) - log2fix(*table_, 0 - h);
+        return draw(hrw_split(point), i);
     }
 
 private:
     static constexpr std::size_t buffered = 64;
+
+    [[nodiscard]] auto draw(const hrw_key& key, std::size_t i) const noexcept -> std::uint64_t {
+        return hrw_draw(*table_, hrw_hash(key, seeds_[i]));
+    }
+    [[nodiscard]] auto view() const noexcept -> hrw_nodes {
+        return {seeds_.data(), scales_.data(), offsets_.data(), weights_.data(), size(), seeds_.size()};
+    }
+    // The padded arrays hold size() rounded up to a multiple of 8 lanes; padding never passes.
+    void unpad() {
+        seeds_.resize(size());
+        scales_.resize(size());
+        offsets_.resize(size());
+    }
+    void pad() {
+        const std::size_t lanes = (size() + 7) / 8 * 8;
+        seeds_.resize(lanes, 0);
+        scales_.resize(lanes, 0.0);
+        offsets_.resize(lanes, hrw_padding);
+    }
 
     struct score {
         std::uint64_t draw;
@@ -133,12 +197,12 @@ private:
     };
 
     // Keeps the best `out.size()` nodes sorted, their scores on the stack.
-    [[nodiscard]] auto pick_n_buffered(std::uint64_t point, std::span<node_index> out) const noexcept
+    [[nodiscard]] auto pick_n_buffered(const hrw_key& key, std::span<node_index> out) const noexcept
         -> std::size_t {
         std::array<score, buffered> kept{};
         std::size_t got = 0;
-        for (std::size_t i = 0; i < seeds_.size() && !out.empty(); ++i) {
-            const score s{draw(point, i), weights_[i]};
+        for (std::size_t i = 0; i < size() && !out.empty(); ++i) {
+            const score s{draw(key, i), weights_[i]};
             std::size_t at = got;
             while (at > 0 && s.beats(kept[at - 1])) {
                 --at;
@@ -161,23 +225,23 @@ private:
     // Selection by rounds after node `after`: each round scores every node and emits the best
     // one ranked after the previous emission, until emit returns false or none is left.
     template <class Emit>
-    void rank_after(std::uint64_t point, std::size_t after, Emit&& emit) const noexcept {
-        score previous{draw(point, after), weights_[after]};
+    void rank_after(const hrw_key& key, std::size_t after, Emit&& emit) const noexcept {
+        score previous{draw(key, after), weights_[after]};
         std::size_t previous_index = after;
         for (;;) {
             score best{0, 1};
-            std::size_t best_index = seeds_.size();
-            for (std::size_t i = 0; i < seeds_.size(); ++i) {
-                const score s{draw(point, i), weights_[i]};
+            std::size_t best_index = size();
+            for (std::size_t i = 0; i < size(); ++i) {
+                const score s{draw(key, i), weights_[i]};
                 if (!ranks_after(s, i, previous, previous_index)) {
                     continue;
                 }
-                if (best_index == seeds_.size() || ranks_after(best, best_index, s, i)) {
+                if (best_index == size() || ranks_after(best, best_index, s, i)) {
                     best = s;
                     best_index = i;
                 }
             }
-            if (best_index == seeds_.size() || !emit(node_index{static_cast<std::uint32_t>(best_index)})) {
+            if (best_index == size() || !emit(node_index{static_cast<std::uint32_t>(best_index)})) {
                 return;
             }
             previous = best;
@@ -191,8 +255,10 @@ private:
         return b.beats(a) || (!a.beats(b) && ia > ib);
     }
 
-    lazy_vector<std::uint64_t> seeds_;
+    lazy_vector<std::uint64_t> seeds_;    // padded
     lazy_vector<std::uint64_t> weights_;
+    lazy_vector<double> scales_;          // padded: the bound's coefficients (rendezvous_lanes.hpp)
+    lazy_vector<double> offsets_;         // padded
     const log2_table_type* table_;
 };
 
@@ -223,6 +289,9 @@ public:
     [[nodiscard]] auto quantized_weights() const noexcept -> std::span<const std::uint64_t> {
         return scorer_.weights();
     }
+    /// The bytes of the per-node arrays: 32 a node (seed, quantized weight, the two coefficients
+    /// of the score's bound), the padded arrays rounded up to 8 nodes. The node list is apart.
+    [[nodiscard]] auto memory_bytes() const noexcept -> std::size_t { return scorer_.memory_bytes(); }
     /// Every node can win a key.
     [[nodiscard]] auto holders() const noexcept -> std::size_t { return this->size(); }
     [[nodiscard]] auto holds(node_index) const noexcept -> bool { return true; }
@@ -247,6 +316,8 @@ public:
         KEYPLACE_ASSERT(i < this->size());
         return scorer_.draw(point, i);
     }
+    /// The scorer, whose pick(point, path) runs a chosen path: for tests and bench/, not API.
+    [[nodiscard]] auto detail_scorer() const noexcept -> const detail::rendezvous_scorer& { return scorer_; }
 
 private:
     basic_rendezvous() = default;
@@ -257,6 +328,7 @@ private:
             return f;
         }
         detail::rendezvous_scorer scorer;
+        scorer.reserve(sorted.size());
         for (std::size_t i = 0; i < sorted.size(); ++i) {
             std::uint64_t q = 0;
             if (auto f = detail::quantize_weight(sorted[i], q)) {
@@ -276,6 +348,7 @@ private:
             return f;
         }
         const std::size_t k = detail::insert_sorted(this->nodes_, from.nodes_, n);
+        scorer_.reserve(from.size() + 1);
         scorer_ = from.scorer_;
         scorer_.insert(k, n.id, q);
         return {};
