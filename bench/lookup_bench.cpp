@@ -34,6 +34,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -108,6 +109,13 @@ constexpr auto rendezvous_portable_owner = [](const keyplace::rendezvous& r, std
 };
 constexpr auto rendezvous_exact_owner = [](const keyplace::rendezvous& r, std::uint64_t point) {
     return r.detail_scorer().pick(point, keyplace::detail::rendezvous_scorer::path::exact).value;
+};
+// Three replicas (pick_n of 3), all of them in the result; automatic, and every node scored.
+template <keyplace::detail::rendezvous_scorer::path How>
+constexpr auto rendezvous_replicas3 = [](const keyplace::rendezvous& r, std::uint64_t point) {
+    std::array<keyplace::node_index, 3> out{};
+    (void)r.detail_scorer().pick_n(point, out, How);
+    return out[0].value ^ (out[1].value << 10) ^ (out[2].value << 20);
 };
 auto rendezvous_n(const benchmark::State& s) -> keyplace::rendezvous { return rendezvous_of(nodes(arg(s))); }
 auto weighted_rendezvous_n(const benchmark::State& s) -> keyplace::rendezvous {
@@ -267,6 +275,11 @@ auto main(int argc, char** argv) -> int {
     lookup_benchmark("rendezvous_plain_pick", points(), rendezvous_n, rendezvous_plain_owner, pick_owner)
         ->Arg(10)->Arg(100)->Arg(1000);
     pick_benchmark("rendezvous_weighted_pick", weighted_rendezvous_n)->Arg(100);
+    using rendezvous_path = keyplace::detail::rendezvous_scorer::path;
+    lookup_benchmark("rendezvous_replicas3", points(), rendezvous_n, rendezvous_replicas3<rendezvous_path::automatic>,
+                     rendezvous_replicas3<rendezvous_path::exact>)->Arg(10)->Arg(100)->Arg(1000);
+    lookup_benchmark("rendezvous_exact_replicas3", points(), rendezvous_n, rendezvous_replicas3<rendezvous_path::exact>)
+        ->Arg(10)->Arg(100)->Arg(1000);
     lookup_benchmark("rendezvous_weighted_plain_pick", points(), weighted_rendezvous_n, rendezvous_plain_owner, pick_owner)
         ->Arg(100);
     pick_benchmark("jump_pick", [](auto& s) { return jump_of(nodes(arg(s))); })->Arg(10)->Arg(1000)->Arg(100000)->Arg(1000000);

@@ -36,6 +36,8 @@ LOOKUPS = (
     + [f"{family}/{n}" for n in ("100", "1000") for family in ("multiprobe_pick", "multiprobe_plain_pick")]
     + [f"{family}/{n}" for n in ("10", "100", "1000")
        for family in ("rendezvous_pick", "rendezvous_portable_pick", "rendezvous_plain_pick")]
+    + [f"{family}/{n}" for n in ("10", "100", "1000")
+       for family in ("rendezvous_replicas3", "rendezvous_exact_replicas3")]
     + ["rendezvous_exact_pick/10", "rendezvous_exact_pick/100",
        "rendezvous_weighted_pick/100", "rendezvous_weighted_plain_pick/100"]
 )
@@ -169,6 +171,9 @@ def main():
                   f"rendezvous_portable_pick/{n}", at_most=False)
     ratio("rendezvous plain / exact pick (key half once), 100 nodes", "rendezvous_plain_pick/100",
           "rendezvous_exact_pick/100", at_most=False)
+    for n in ("10", "100", "1000"):
+        ratio(f"rendezvous 3 replicas, every node scored / bounded, {n} nodes", f"rendezvous_exact_replicas3/{n}",
+              f"rendezvous_replicas3/{n}", at_most=False)
     for n in BUCKETS:
         ratio(f"memento (nothing removed) / jump, {n} buckets", f"memento_pick/{n}/0", f"jump_pick/{n}", 1.2)
         ratio(f"jumpback / jump, {n} buckets", f"jumpback_pick/{n}", f"jump_pick/{n}")

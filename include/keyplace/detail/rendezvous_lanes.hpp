@@ -99,9 +99,14 @@ inline constexpr double hrw_ln2 = 0.693147180559945309417;
 [[nodiscard]] inline auto hrw_bound(std::uint64_t h, double scale, double offset) noexcept -> double {
     return static_cast<double>(static_cast<std::int64_t>(h >> 1)) * scale + offset;
 }
-/// Padding lanes (to a multiple of 8 nodes) get scale 0 and this offset: above any threshold.
-inline constexpr double hrw_padding = 0x1p1000;
-inline constexpr double hrw_no_threshold = std::numeric_limits<double>::max();
+/// Padding lanes (to a multiple of 8 nodes) get scale 0 and this offset: above any threshold,
+/// hrw_no_threshold included (real bounds are below 2^70).
+inline constexpr double hrw_padding = 0x1p1020;
+inline constexpr double hrw_no_threshold = 0x1p1010;
+/// The threshold an exact score sets: draw / weight, rounded, times 1 + 2^-40.
+[[nodiscard]] inline auto hrw_threshold(std::uint64_t draw, std::uint64_t weight) noexcept -> double {
+    return static_cast<double>(draw) / static_cast<double>(weight) * (1 + 0x1p-40);
+}
 
 /// The best node so far, by exact comparison: smaller draw / weight, ties to the lower index.
 struct hrw_best {
@@ -116,7 +121,7 @@ struct hrw_best {
             draw = e;
             weight = w;
             index = i;
-            threshold = static_cast<double>(e) / static_cast<double>(w) * (1 + 0x1p-40);
+            threshold = hrw_threshold(e, w);
         }
     }
 };
@@ -244,7 +249,7 @@ KEYPLACE_DETAIL_HRW_TARGET inline auto hrw_pick_avx512(const hrw_nodes& n, const
                                                         std::uint64_t point) noexcept -> std::size_t {
     using namespace hrw_lanes;
     constexpr std::size_t chunk = 128;
-    constexpr double start = 0x1p1020;  // above any bound, padding's included
+    constexpr double start = 0x1p1022;  // above any bound, padding's included
     const hrw_key key = hrw_split(point);
     const key_lanes lanes{u64x8{} + key.lo, u64x8{} + (key.lo >> 32), u64x8{} + key.base};
     const i64x8 lane_ids{0, 1, 2, 3, 4, 5, 6, 7};
@@ -282,6 +287,23 @@ KEYPLACE_DETAIL_HRW_TARGET inline auto hrw_pick_avx512(const hrw_nodes& n, const
         }
     }
     return best.index;
+}
+
+/// Offers offer(i, hash) every node whose bound is at most `threshold`, in index order, eight
+/// bounds at a time; offer may lower the threshold (a node of a block already bounded against
+/// the higher one is offered all the same, and scored exactly). Precondition: as hrw_pick_avx512.
+template <class Offer>
+KEYPLACE_DETAIL_HRW_TARGET inline void hrw_scan_avx512(const hrw_nodes& n, std::uint64_t point, const double& threshold,
+                                                       Offer& offer) noexcept {
+    using namespace hrw_lanes;
+    const hrw_key key = hrw_split(point);
+    const key_lanes lanes{u64x8{} + key.lo, u64x8{} + (key.lo >> 32), u64x8{} + key.base};
+    for (std::size_t q = 0; q < n.padded; q += 8) {
+        for (unsigned pass = lane_mask(bounds(n, lanes, q) <= threshold); pass != 0; pass &= pass - 1) {
+            const std::size_t j = q + static_cast<unsigned>(__builtin_ctz(pass));
+            offer(j, hrw_hash(key, n.seeds[j]));
+        }
+    }
 }
 
 #undef KEYPLACE_DETAIL_HRW_INLINE
