@@ -103,16 +103,14 @@ public:
     [[nodiscard]] auto pick(std::uint64_t point, path how) const noexcept -> node_index {
         const hrw_nodes n = view();
         how = chosen(how);
-        std::size_t winner = 0;
-        if (how == path::avx512 && hrw_avx512_available()) {
 #if KEYPLACE_DETAIL_HRW_AVX512
-            winner = hrw_pick_avx512(n, *table_, point);
-#endif
-        } else if (how == path::exact) {
-            winner = hrw_pick_exact(n, *table_, point);
-        } else {
-            winner = hrw_pick_bounded(n, *table_, point);
+        if (how == path::avx512 && hrw_avx512_available()) {
+            return node_index{static_cast<std::uint32_t>(hrw_pick_avx512(n, *table_, point))};
         }
+#endif
+        // Every other case, an `avx512` that cannot run included, takes a portable path.
+        const std::size_t winner =
+            how == path::exact ? hrw_pick_exact(n, *table_, point) : hrw_pick_bounded(n, *table_, point);
         return node_index{static_cast<std::uint32_t>(winner)};
     }
     /// Whether this build and CPU run the AVX-512 path.
@@ -250,18 +248,19 @@ private:
                 threshold = hrw_threshold(kept[got - 1].draw, kept[got - 1].weight);
             }
         };
-        const hrw_key key = hrw_split(point);
-        if (how == path::avx512) {
 #if KEYPLACE_DETAIL_HRW_AVX512
+        if (how == path::avx512 && hrw_avx512_available()) {
             hrw_scan_avx512(view(), point, threshold, offer);
+            return got;
+        }
 #endif
-        } else {
-            const bool bounded = how == path::bounded;
-            for (std::size_t i = 0; i < size(); ++i) {
-                const std::uint64_t h = hrw_hash(key, seeds_[i]);
-                if (!bounded || hrw_bound(h, scales_[i], offsets_[i]) <= threshold) {
-                    offer(i, h);
-                }
+        // Every other case, an `avx512` that cannot run included (bounded, portably).
+        const hrw_key key = hrw_split(point);
+        const bool bounded = how != path::exact;
+        for (std::size_t i = 0; i < size(); ++i) {
+            const std::uint64_t h = hrw_hash(key, seeds_[i]);
+            if (!bounded || hrw_bound(h, scales_[i], offsets_[i]) <= threshold) {
+                offer(i, h);
             }
         }
         return got;

@@ -176,7 +176,12 @@ struct hrw_nodes {
 
 /// Whether this CPU (and its OS) runs AVX-512F and DQ.
 [[nodiscard]] inline auto hrw_avx512_available() noexcept -> bool {
-    static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    // cpu_init first: a call before the runtime's own initializer (an ifunc resolver, an early
+    // constructor) would otherwise read an empty CPU model.
+    static const bool available = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    }();
     return available;
 }
 
