@@ -108,16 +108,22 @@ inline constexpr double hrw_no_threshold = 0x1p1010;
     return static_cast<double>(draw) / static_cast<double>(weight) * (1 + 0x1p-40);
 }
 
-/// The best node so far, by exact comparison: smaller draw / weight, ties to the lower index.
+/// Whether node i (draw e, quantized weight w) comes before node j (draw f, weight v) in
+/// preference order: smaller draw / weight, compared exactly, ties to the lower index.
+[[nodiscard]] constexpr auto hrw_precedes(std::uint64_t e, std::uint64_t w, std::size_t i, std::uint64_t f,
+                                          std::uint64_t v, std::size_t j) noexcept -> bool {
+    return product_less(e, v, f, w) || (i < j && !product_less(f, w, e, v));
+}
+
+/// The best node so far in preference order, whatever order nodes are offered in.
 struct hrw_best {
-    std::uint64_t draw = 0;
+    std::uint64_t draw = std::numeric_limits<std::uint64_t>::max();  // after every real draw / weight
     std::uint64_t weight = 1;
     std::size_t index = std::numeric_limits<std::size_t>::max();
     double threshold = hrw_no_threshold;  // nodes whose bound is above it cannot win
 
     void offer(std::size_t i, std::uint64_t e, std::uint64_t w) noexcept {
-        const bool first = index == std::numeric_limits<std::size_t>::max();
-        if (first || product_less(e, weight, draw, w) || (i < index && !product_less(draw, w, e, weight))) {
+        if (hrw_precedes(e, w, i, draw, weight, index)) {
             draw = e;
             weight = w;
             index = i;
@@ -137,36 +143,23 @@ struct hrw_nodes {
     std::size_t padded;  // size rounded up to a multiple of 8
 };
 
-/// Every node's exact score (below `bounded_from` nodes this is the fastest).
-[[nodiscard]] inline auto hrw_pick_exact(const hrw_nodes& n, const log2_table_type& table, std::uint64_t point) noexcept
-    -> std::size_t {
-    const hrw_key k = hrw_split(point);
-    std::uint64_t best = hrw_draw(table, hrw_hash(k, n.seeds[0]));
-    std::uint64_t best_weight = n.weights[0];
-    std::size_t winner = 0;
-    for (std::size_t i = 1; i < n.size; ++i) {
-        const std::uint64_t e = hrw_draw(table, hrw_hash(k, n.seeds[i]));
-        if (product_less(e, best_weight, best, n.weights[i])) {
-            best = e;
-            best_weight = n.weights[i];
-            winner = i;
-        }
-    }
-    return winner;
-}
-
-/// The portable bounded pick: exact scores only for the nodes whose bound passes.
-[[nodiscard]] inline auto hrw_pick_bounded(const hrw_nodes& n, const log2_table_type& table, std::uint64_t point) noexcept
-    -> std::size_t {
-    const hrw_key k = hrw_split(point);
-    hrw_best best;
+/// Offers offer(i, hash) every node in index order or, Bounded, every node whose bound is at
+/// most `threshold`, which offer may lower as it goes: the portable scan under pick and pick_n.
+template <bool Bounded, class Offer>
+inline void hrw_scan_portable(const hrw_nodes& n, std::uint64_t point, const double& threshold, Offer& offer) noexcept {
+    const hrw_key key = hrw_split(point);
+    double limit = threshold;  // a register; read again only after an offer
     for (std::size_t i = 0; i < n.size; ++i) {
-        const std::uint64_t h = hrw_hash(k, n.seeds[i]);
-        if (hrw_bound(h, n.scales[i], n.offsets[i]) <= best.threshold) [[unlikely]] {
-            best.offer(i, hrw_draw(table, h), n.weights[i]);
+        const std::uint64_t h = hrw_hash(key, n.seeds[i]);
+        if constexpr (Bounded) {
+            if (hrw_bound(h, n.scales[i], n.offsets[i]) <= limit) [[unlikely]] {
+                offer(i, h);
+                limit = threshold;
+            }
+        } else {
+            offer(i, h);
         }
     }
-    return best.index;
 }
 
 #if KEYPLACE_DETAIL_HRW_AVX512
@@ -246,7 +239,7 @@ KEYPLACE_DETAIL_HRW_INLINE auto bounds(const hrw_nodes& n, const key_lanes& k, s
 
 }  // namespace hrw_lanes
 
-/// The AVX-512 pick, the same owner as hrw_pick_exact. Nodes in chunks of 128: a pass keeps each
+/// The AVX-512 pick, the same owner as scoring every node exactly. Nodes in chunks of 128: a pass keeps each
 /// lane's least and second-least bound and where the least was; the least node overall is scored
 /// exactly, which sets the threshold; only if another bound of the chunk is within it does a second
 /// pass offer every node whose bound passes, in index order. Precondition: hrw_avx512_available().
