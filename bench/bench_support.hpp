@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -296,6 +297,22 @@ inline void check_sum(benchmark::State& state, const std::string& name, std::uin
     }
 }
 
+// The sum of the owners of `done` lookups cycling through inputs (a power of two of them),
+// untimed: whole passes over the inputs plus a prefix of one.
+template <class Prepared, class Input, class Lookup>
+auto replayed_sum(const Prepared& prepared, std::span<const Input> inputs, const Lookup& lookup, std::size_t done)
+    -> std::uint64_t {
+    const std::size_t rest = done % inputs.size();
+    std::uint64_t pass = 0;
+    std::uint64_t prefix = 0;
+    for (std::size_t j = 0; j < std::min(done, inputs.size()); ++j) {
+        const auto bits = owner_bits(lookup(prepared, inputs[j]));
+        pass += bits;
+        prefix += j < rest ? bits : 0;
+    }
+    return static_cast<std::uint64_t>(done / inputs.size()) * pass + prefix;
+}
+
 // The size of the structure under test as counters: bytes per ring point, or bytes in all.
 template <class Prepared>
 void count_memory(benchmark::State& state, const Prepared& prepared) {
@@ -338,22 +355,66 @@ void time_lookups(benchmark::State& state, const std::string& name, const Prepar
         sum += detail::owner_bits(lookup(prepared, inputs[i++ & mask]));
     }
     detail::count_memory(state, prepared);
-    // The timed sum is whole passes over the inputs plus a prefix of one.
     const auto done = static_cast<std::size_t>(state.iterations());
-    const std::size_t rest = done % inputs.size();
-    std::uint64_t pass = 0;
-    std::uint64_t prefix = 0;
-    for (std::size_t j = 0; j < std::min(done, inputs.size()); ++j) {
-        const auto bits = detail::owner_bits(lookup(prepared, inputs[j]));
-        if constexpr (!std::is_same_v<Reference, no_reference>) {
-            if (bits != detail::owner_bits(reference(prepared, inputs[j]))) {
+    if constexpr (!std::is_same_v<Reference, no_reference>) {
+        for (std::size_t j = 0; j < std::min(done, inputs.size()); ++j) {
+            if (detail::owner_bits(lookup(prepared, inputs[j])) != detail::owner_bits(reference(prepared, inputs[j]))) {
                 return detail::fail(state, name, "input " + std::to_string(j) + ": its reference picks another owner");
             }
         }
-        pass += bits;
-        prefix += j < rest ? bits : 0;
     }
-    detail::check_sum(state, name, sum, static_cast<std::uint64_t>(done / inputs.size()) * pass + prefix);
+    detail::check_sum(state, name, sum, detail::replayed_sum(prepared, inputs, lookup, done));
+}
+
+/// Paired throughput: lookup `a` and its baseline `b` in alternating blocks of 4,096 lookups
+/// within one timed loop, each block timed on its own, so that whatever slows the machine (the
+/// VM's neighbours, its clock) meets both alike, which separate benchmarks a minute apart do not.
+/// Counters: `a_ns` and `b_ns` a lookup, and their `ratio`. The sums are checked as in
+/// time_lookups. Both input sets hold a multiple of 4,096 inputs.
+template <class PreparedA, class InputA, class LookupA, class PreparedB, class InputB, class LookupB>
+void time_paired(benchmark::State& state, const std::string& name, const PreparedA& pa, std::span<const InputA> ia,
+                 const LookupA& a, const PreparedB& pb, std::span<const InputB> ib, const LookupB& b) {
+    constexpr std::size_t block = 4096;
+    using clock = std::chrono::steady_clock;
+    std::uint64_t sum_a = 0;
+    std::uint64_t sum_b = 0;
+    clock::duration time_a{};
+    clock::duration time_b{};
+    std::size_t at = 0;
+    const auto run_a = [&] {
+        const auto t0 = clock::now();
+        for (std::size_t k = 0; k < block; ++k) {
+            sum_a += detail::owner_bits(a(pa, ia[(at + k) & (ia.size() - 1)]));
+        }
+        time_a += clock::now() - t0;
+    };
+    const auto run_b = [&] {
+        const auto t0 = clock::now();
+        for (std::size_t k = 0; k < block; ++k) {
+            sum_b += detail::owner_bits(b(pb, ib[(at + k) & (ib.size() - 1)]));
+        }
+        time_b += clock::now() - t0;
+    };
+    bool a_first = true;  // the order alternates: neither side always finds the keys just read
+    for (auto _ : state) {
+        if (a_first) {
+            run_a();
+            run_b();
+        } else {
+            run_b();
+            run_a();
+        }
+        a_first = !a_first;
+        at += block;
+    }
+    const double lookups = static_cast<double>(at);
+    const auto ns = [&](clock::duration d) { return std::chrono::duration<double, std::nano>(d).count() / lookups; };
+    state.counters["a_ns"] = ns(time_a);
+    state.counters["b_ns"] = ns(time_b);
+    state.counters["ratio"] = ns(time_a) / ns(time_b);
+    detail::count_memory(state, pa);
+    detail::check_sum(state, name + " (a)", sum_a, detail::replayed_sum(pa, ia, a, at));
+    detail::check_sum(state, name + " (b)", sum_b, detail::replayed_sum(pb, ib, b, at));
 }
 
 /// Key i of inputs with its first 8 bytes XORed with mix: how a latency chain makes each key
@@ -510,6 +571,10 @@ inline constexpr auto pick_owner = [](const auto& s, std::uint64_t point) noexce
 inline constexpr auto locate_owner = [](const auto& s, std::string_view key) noexcept {
     return &keyplace::locate(s, key);
 };
+/// The owner's index of a key, as locate() finds it before it turns the index into a node.
+inline constexpr auto locate_index_owner = [](const auto& s, std::string_view key) noexcept {
+    return keyplace::detail::pick_of_key(s, key);
+};
 /// The key's XXH3 alone, the hash floor (nothing prepared).
 inline constexpr auto hash_owner = [](int, std::string_view key) noexcept { return keyplace::xxh3{}(key); };
 inline constexpr auto no_structure = [](const benchmark::State&) { return 0; };
@@ -517,6 +582,8 @@ inline constexpr auto no_structure = [](const benchmark::State&) { return 0; };
 inline constexpr auto load_owner = [](const load_table& t, std::string_view key) noexcept {
     return t.load(keyplace::xxh3{}(key));
 };
+/// One load at a prepared point.
+inline constexpr auto point_load = [](const load_table& t, std::uint64_t point) noexcept { return t.load(point); };
 /// The batched forms.
 inline constexpr auto pick_batch_owners = [](const auto& s, std::span<const std::uint64_t> in,
                                              std::span<keyplace::node_index> out) noexcept {
@@ -585,6 +652,50 @@ auto fresh_floor_benchmark(const std::string& name, Make make) -> benchmark::int
     return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         const load_table table(make(state).memory_bytes());
         time_fresh(state, name, table, load_owner);
+    });
+}
+
+/// locate() on make(state) paired with the key's hash alone (time_paired).
+template <class Make>
+auto paired_locate_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto s = make(state);
+        time_paired(state, name, s, keys(), locate_owner, 0, keys(), hash_owner);
+    });
+}
+/// pick() on make(state) over the prepared points, paired with the key's hash alone.
+template <class Make>
+auto paired_pick_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const auto s = make(state);
+        time_paired(state, name, s, points(), pick_owner, 0, keys(), hash_owner);
+    });
+}
+/// The locate floor of make(state) (hash + one load, as locate_floor_benchmark) paired with the hash alone.
+template <class Make>
+auto paired_floor_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const load_table table(make(state).memory_bytes());
+        time_paired(state, name, table, keys(), load_owner, 0, keys(), hash_owner);
+    });
+}
+
+/// The throughput floor of a locate on make(state): over the same prepared keys, the key's hash
+/// and one load at it from a table as large as the structure (no structure can answer with less).
+template <class Make>
+auto locate_floor_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const load_table table(make(state).memory_bytes());
+        time_lookups(state, name, table, keys(), load_owner);
+    });
+}
+
+/// The same floor without the hash: one load at each prepared point from that table.
+template <class Make>
+auto pick_floor_benchmark(const std::string& name, Make make) -> benchmark::internal::Benchmark* {
+    return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        const load_table table(make(state).memory_bytes());
+        time_lookups(state, name, table, points(), point_load);
     });
 }
 

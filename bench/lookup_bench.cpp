@@ -262,6 +262,9 @@ auto main(int argc, char** argv) -> int {
     hash_benchmark("hash_only");
     pick_benchmark("ring_pick", ring_nv)->Apply(all_rings);
     locate_benchmark("ring_locate", ring_nv)->Apply(all_rings);
+    lookup_benchmark("ring_locate_index", keys(), ring_nv, locate_index_owner)->Apply(target_rings);
+    locate_floor_benchmark("ring_locate_floor", ring_nv)->Apply(target_rings);
+    pick_floor_benchmark("ring_pick_floor", ring_nv)->Apply(target_rings);
     lookup_benchmark("lower_bound_pick", points(), ring_nv, lower_bound_owner, pick_owner)->Apply(all_rings);
     lookup_benchmark("branchless_lower_bound_pick", points(), ring_nv, branchless_lower_bound_owner, pick_owner)
         ->Apply(all_rings);
@@ -302,9 +305,19 @@ auto main(int argc, char** argv) -> int {
         return removed_of<keyplace::memento>(nodes(arg(s, 0)), arg(s, 1));
     })->Apply(removal_args)->Args({10, 0})->Args({1000000, 0});
     locate_benchmark("maglev_locate", maglev_m)->Apply(maglev_sizes);
+    lookup_benchmark("maglev_locate_index", keys(), maglev_m, locate_index_owner)->Apply(maglev_sizes);
+    locate_floor_benchmark("maglev_locate_floor", maglev_m)->Apply(maglev_sizes);
+    pick_floor_benchmark("maglev_pick_floor", maglev_m)->Apply(maglev_sizes);
     lookup_benchmark("ring_spread3_pick", points(), ring_nv, spread3_owner, spread3_reference)->Args({100, 160});
     lookup_benchmark("rendezvous_spread3_pick", points(), [](auto& s) { return rendezvous_of(nodes(arg(s))); },
                      spread3_owner, spread3_reference)->Arg(100);
+
+    // Paired with the hash in one loop (time_paired): the ratios least moved by the VM's noise.
+    paired_locate_benchmark("paired_ring_locate", ring_nv)->Args({100, 160})->Args({1000, 160});
+    paired_floor_benchmark("paired_ring_floor", ring_nv)->Args({100, 160})->Args({1000, 160});
+    paired_locate_benchmark("paired_maglev_locate", maglev_m)->Arg(65537);
+    paired_floor_benchmark("paired_maglev_floor", maglev_m)->Arg(65537);
+    paired_pick_benchmark("paired_multiprobe_pick", [](auto& s) { return multiprobe_of(nodes(arg(s))); })->Arg(100)->Arg(1000);
 
     // Latency: each key's bytes depend on the previous owner; the hash chain is its floor.
     chain_benchmark("hash_chain", no_structure, hash_owner);
