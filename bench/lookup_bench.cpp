@@ -15,6 +15,7 @@
 //     hash_only, ring_pick, ring_locate, lower_bound_pick, branchless_lower_bound_pick,
 //     map_ring_pick, rendezvous_pick, jump_pick, jumpback_pick, maglev_pick, maglev_locate,
 //     ring_spread3_pick, rendezvous_spread3_pick (hot-key spreading over 3 copies),
+//     hot_keys_observe (hot-key detection, one request),
 //     compat_*_locate, libmemcached_ketama_locate
 //   latency chain (time_chain, the next key depends on the previous owner):
 //     hash_chain, ring_locate_chain, maglev_locate_chain
@@ -28,6 +29,7 @@
 #include "../tests/rendezvous_reference.hpp"
 
 #include <keyplace/bounded_load.hpp>
+#include <keyplace/hot_keys.hpp>
 
 #if defined(KEYPLACE_BENCH_LIBMEMCACHED)
 #include <libmemcached/memcached.h>
@@ -309,6 +311,20 @@ auto main(int argc, char** argv) -> int {
     locate_floor_benchmark("maglev_locate_floor", maglev_m)->Apply(maglev_sizes);
     pick_floor_benchmark("maglev_pick_floor", maglev_m)->Apply(maglev_sizes);
     lookup_benchmark("ring_spread3_pick", points(), ring_nv, spread3_owner, spread3_reference)->Args({100, 160});
+    // Hot-key detection: observe() of each prepared key into the default summary (2^16 keys,
+    // uniform, so nearly every request misses the 64 candidates and pays the sketch alone).
+    benchmark::RegisterBenchmark("hot_keys_observe", [](benchmark::State& state) {
+        auto h = keyplace::hot_keys::make();
+        const auto in = keys();
+        std::size_t i = 0;
+        for (auto _ : state) {
+            h.observe(in[i++ & (in.size() - 1)]);
+        }
+        if (h.total() != static_cast<std::uint64_t>(state.iterations())) {
+            state.SkipWithError("hot_keys_observe: requests lost");
+        }
+        state.counters["bytes"] = static_cast<double>(h.memory_bytes());
+    });
     lookup_benchmark("rendezvous_spread3_pick", points(), [](auto& s) { return rendezvous_of(nodes(arg(s))); },
                      spread3_owner, spread3_reference)->Arg(100);
 

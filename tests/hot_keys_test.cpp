@@ -1,0 +1,237 @@
+// Hot-key detection (keyplace/hot_keys.hpp): the Count-Min bounds on Zipf streams against exact
+// counts, recall of the true top 10, merging across threads, and bad shapes.
+#include <keyplace/hot_keys.hpp>
+
+#include "keyplace_catch.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hot_keys_test {
+
+constexpr std::size_t universe = 100'000;
+constexpr std::size_t requests = 1'000'000;
+
+// Key i of the universe.
+auto key_of(std::size_t i) -> std::string { return "user:" + std::to_string(i); }
+
+// A Zipf(alpha) stream over the universe: key i (0-based) drawn with probability proportional to
+// 1 / (i + 1)^alpha, by inverting the cumulative weights with 53-bit uniforms from a seeded
+// mt19937_64 (so the stream is the same on every run of this platform).
+auto zipf_stream(double alpha, std::uint64_t seed) -> std::vector<std::uint32_t> {
+    std::vector<double> cumulative(universe);
+    double sum = 0;
+    for (std::size_t i = 0; i < universe; ++i) {
+        sum += 1.0 / std::pow(static_cast<double>(i + 1), alpha);
+        cumulative[i] = sum;
+    }
+    std::mt19937_64 gen(seed);
+    std::vector<std::uint32_t> stream(requests);
+    for (auto& r : stream) {
+        const double u = static_cast<double>(gen() >> 11) * 0x1p-53 * sum;
+        const auto at = static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
+        r = static_cast<std::uint32_t>(std::min(at, universe - 1));
+    }
+    return stream;
+}
+
+auto keys() -> const std::vector<std::string>& {
+    static const std::vector<std::string> all = [] {
+        std::vector<std::string> k;
+        k.reserve(universe);
+        for (std::size_t i = 0; i < universe; ++i) {
+            k.push_back(key_of(i));
+        }
+        return k;
+    }();
+    return all;
+}
+
+auto exact_counts(const std::vector<std::uint32_t>& stream) -> std::vector<std::uint64_t> {
+    std::vector<std::uint64_t> c(universe, 0);
+    for (const auto r : stream) {
+        ++c[r];
+    }
+    return c;
+}
+
+// Asserts every bound of hot_keys.hpp for a summary of a stream with these exact counts.
+void check_bounds(const keyplace::hot_keys& h, const std::vector<std::uint64_t>& truth) {
+    REQUIRE(h.total() == requests);
+    // error_bound() = ceil(e * n / w): 664 at n = 10^6, w = 4096.
+    REQUIRE(h.error_bound() == static_cast<std::uint64_t>(std::ceil(std::exp(1.0) * 1e6 / 4096.0)));
+    std::size_t under = 0;
+    std::size_t beyond = 0;
+    for (std::size_t i = 0; i < universe; ++i) {
+        const std::uint64_t e = h.estimate(keys()[i]);
+        under += e < truth[i] ? 1U : 0U;
+        beyond += e - std::min(e, truth[i]) > h.error_bound() ? 1U : 0U;
+    }
+    // Never below the truth; beyond the error bound for at most e^-4 = 1.83% of the keys (the
+    // Count-Min bound per key, here over 10^5 keys: its own noise is about 0.04%).
+    CHECK(under == 0);
+    CHECK(static_cast<double>(beyond) / universe <= h.failure_probability());
+    // Every candidate's true count lies in [lower, upper].
+    const auto top = h.top(h.size());
+    REQUIRE(top.size() == 64);
+    for (const auto& c : top) {
+        const auto i = static_cast<std::size_t>(std::stoul(c.key.substr(5)));
+        CHECK(c.lower <= truth[i]);
+        CHECK(truth[i] <= c.upper);
+    }
+    // The true top 10 (by exact count, ties to the lower key number) against top(10).
+    std::vector<std::size_t> order(universe);
+    for (std::size_t i = 0; i < universe; ++i) {
+        order[i] = i;
+    }
+    std::partial_sort(order.begin(), order.begin() + 10, order.end(),
+                      [&](std::size_t a, std::size_t b) { return truth[a] != truth[b] ? truth[a] > truth[b] : a < b; });
+    std::size_t found = 0;
+    for (const auto& c : h.top(10)) {
+        const auto i = static_cast<std::size_t>(std::stoul(c.key.substr(5)));
+        found += std::find(order.begin(), order.begin() + 10, i) != order.begin() + 10 ? 1U : 0U;
+    }
+    CHECK(found >= 9);  // recall >= 0.9
+}
+
+}  // namespace hot_keys_test
+
+TEST_CASE("hot_keys: Zipf streams of 10^6 requests, bounds against exact counts and top-10 recall") {
+    using namespace hot_keys_test;
+    for (const double alpha : {0.8, 0.99, 1.2}) {
+        INFO("alpha " << alpha);
+        const auto stream = zipf_stream(alpha, 42);
+        auto h = keyplace::hot_keys::make();  // k = 64, 4 x 4096 counters
+        for (const auto r : stream) {
+            h.observe(keys()[r]);
+        }
+        check_bounds(h, exact_counts(stream));
+    }
+}
+
+TEST_CASE("hot_keys: one summary a thread, merged, keeps the bounds of the whole stream") {
+    using namespace hot_keys_test;
+    for (const double alpha : {0.8, 1.2}) {
+        INFO("alpha " << alpha);
+        const auto stream = zipf_stream(alpha, 7);
+        constexpr std::size_t threads = 4;
+        auto merged = keyplace::hot_keys::make();
+        std::mutex m;
+        std::vector<std::thread> pool;
+        for (std::size_t t = 0; t < threads; ++t) {
+            pool.emplace_back([&, t] {
+                auto own = keyplace::hot_keys::make();
+                for (std::size_t i = t; i < stream.size(); i += threads) {
+                    own.observe(keys()[stream[i]]);
+                }
+                const std::lock_guard lock(m);
+                merged.merge(own);
+            });
+        }
+        for (auto& th : pool) {
+            th.join();
+        }
+        check_bounds(merged, exact_counts(stream));
+    }
+}
+
+TEST_CASE("hot_keys: with room for every key, the lower counts are exact") {
+    auto h = keyplace::hot_keys::make({.k = 100, .width = 1 << 16, .depth = 4});
+    std::vector<std::uint64_t> truth(100, 0);
+    std::mt19937_64 gen(3);
+    for (int r = 0; r < 100'000; ++r) {
+        const auto i = static_cast<std::size_t>(gen() % 100);
+        const std::uint64_t n = 1 + gen() % 3;
+        truth[i] += n;
+        h.observe(hot_keys_test::key_of(i), n);
+    }
+    h.observe("user:0", 0);  // counts nothing
+    REQUIRE(h.size() == 100);
+    for (const auto& c : h.top(100)) {
+        const auto i = static_cast<std::size_t>(std::stoul(c.key.substr(5)));
+        CHECK(c.lower == truth[i]);
+        CHECK(c.upper >= truth[i]);
+    }
+}
+
+TEST_CASE("hot_keys: at_least suggests only keys certainly that hot") {
+    using namespace hot_keys_test;
+    const auto stream = zipf_stream(1.2, 11);
+    const auto truth = exact_counts(stream);
+    auto h = keyplace::hot_keys::make();
+    for (const auto r : stream) {
+        h.observe(keys()[r]);
+    }
+    const auto hot = h.at_least(0.01);
+    // Zipf 1.2 over 10^5 keys: key 0 has about 20% of the requests, key 10 about 1.1%.
+    REQUIRE(!hot.empty());
+    CHECK(hot.front().key == "user:0");
+    for (const auto& c : hot) {
+        const auto i = static_cast<std::size_t>(std::stoul(c.key.substr(5)));
+        CHECK(static_cast<double>(truth[i]) >= 0.01 * static_cast<double>(requests));
+    }
+}
+
+TEST_CASE("hot_keys: copies and moves are independent and keep working") {
+    auto a = keyplace::hot_keys::make({.k = 4, .width = 64, .depth = 2});
+    for (int i = 0; i < 1000; ++i) {
+        a.observe("k" + std::to_string(i % 10), static_cast<std::uint64_t>(1 + i % 10));
+    }
+    auto b = a;
+    b.observe("k0", 1000);
+    CHECK(a.total() + 1000 == b.total());
+    CHECK(a.top(1).front().key == "k9");
+    CHECK(b.top(1).front().key == "k0");
+    auto c = std::move(b);
+    for (int i = 0; i < 1000; ++i) {  // entries and evictions after the move
+        c.observe("m" + std::to_string(i), 5000);
+    }
+    CHECK(c.size() == 4);
+    CHECK(c.top(1).front().upper >= 5000);
+    a = c;
+    CHECK(a.total() == c.total());
+    a.merge(a);  // the stream twice over
+    CHECK(a.total() == 2 * c.total());
+}
+
+TEST_CASE("hot_keys: bad shapes and shares are refused, naming the value, and change nothing") {
+    keyplace::error_info err;
+    const auto refused = [&](keyplace::hot_keys_config config, const std::string& text) {
+        CHECK(!keyplace::hot_keys::try_make(config, err));
+        CHECK(err == keyplace::errc::invalid_argument);
+        CHECK(err.message().find(text) != std::string::npos);
+    };
+    refused({.k = 0}, "count k 0 is outside 1..65536");
+    refused({.k = 65537}, "count k 65537");
+    refused({.k = 8, .width = 1000}, "sketch width 1000");
+    refused({.k = 8, .width = 8}, "sketch width 8");
+    refused({.k = 8, .width = std::size_t{1} << 25}, "sketch width 33554432");
+    refused({.k = 8, .width = 64, .depth = 0}, "sketch depth 0");
+    refused({.k = 8, .width = 64, .depth = 9}, "sketch depth 9");
+    CHECK_THROWS_AS(keyplace::hot_keys::make({.k = 0}), keyplace::error);
+
+    const auto message_of = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const keyplace::error& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    auto h = keyplace::hot_keys::make();
+    h.observe("a", 3);
+    const auto other = keyplace::hot_keys::make({.k = 64, .width = 2048});
+    CHECK(message_of([&] { h.merge(other); }).find("sketch width 2048 and depth 4 cannot merge into width 4096") !=
+          std::string::npos);
+    CHECK(h.total() == 3);
+    CHECK(h.estimate("a") == 3);
+    CHECK(message_of([&] { static_cast<void>(h.at_least(0.0)); }).find("hot-key share 0.0") != std::string::npos);
+    CHECK(message_of([&] { static_cast<void>(h.at_least(1.5)); }).find("hot-key share 1.5") != std::string::npos);
+    CHECK_THROWS_AS(h.at_least(std::nan("")), keyplace::error);
+}
