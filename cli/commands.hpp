@@ -1,5 +1,5 @@
 // keyplace-cli's command table: every command's name, help and options (the entries of
-// hash, locate, diff and stats here; the others' in their family's header), the usage and help
+// hash, hot-keys, locate, diff and stats here; the others' in their family's header), the usage and help
 // generated from them, and execute(), which run() (run.cpp) wraps. Each command's run is
 // declared here and defined in its family's source (hash.cpp, locate.cpp, diff.cpp, stats.cpp,
 // planning.cpp, snapshot.cpp, etcd.cpp), so the families compile apart and in parallel.
@@ -50,6 +50,18 @@ struct hash_command {
     static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;
 };
 
+struct hot_keys_command {
+    static constexpr std::string_view name = "hot-keys";
+    static constexpr std::string_view help = "the most requested keys of a key stream, each count with its bounds";
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr auto options() {
+        return std::tuple{&top_option, &candidates_option, &sketch_width_option, &sketch_depth_option,
+                          &input_keys_option, &json_flag, &quiet_flag};
+    }
+    static constexpr bool keys_replace_stdin = true;
+    static auto run_live(const parsed_args& a, std::istream& in, const live_streams& io) -> std::string;
+};
+
 struct locate_command {
     static constexpr std::string_view name = "locate";
     static constexpr std::string_view help = "each key's owner or, with --copies, its copies";
@@ -87,7 +99,7 @@ struct stats_command {
 };
 
 /// Every command, built or not: one whose component this build lacks is listed and, run, says so.
-using commands = entry_list<hash_command, locate_command, diff_command, stats_command, allocate_command,
+using commands = entry_list<hash_command, hot_keys_command, locate_command, diff_command, stats_command, allocate_command,
                             redis_create_command, redis_rebalance_command, snapshot_create_command,
                             snapshot_next_command, snapshot_verify_command, snapshot_diff_command, snapshot_ramp_command,
                             snapshot_rollback_command,

@@ -5,7 +5,7 @@ _keyplace_cli() {
     local command=${COMP_WORDS[1]} first=2
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'hash locate diff stats allocate redis snapshot shadow plan etcd help --help --version' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan etcd help --help --version' -- "$cur"))
         return
     fi
     case $command in
@@ -21,7 +21,7 @@ _keyplace_cli() {
         command="$command ${COMP_WORDS[2]}"
         first=3 ;;
     help)
-        COMPREPLY=($(compgen -W 'hash locate diff stats allocate redis snapshot shadow plan etcd help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan etcd help' -- "$cur"))
         return ;;
     esac
     local options='' valued='' files='' positional=0
@@ -29,6 +29,11 @@ _keyplace_cli() {
         'hash')
             options='--function --keys --json --quiet --help'
             valued='--function --keys'
+            files='--keys'
+            positional=0 ;;
+        'hot-keys')
+            options='--top --candidates --width --depth --keys --json --quiet --help'
+            valued='--top --candidates --width --depth --keys'
             files='--keys'
             positional=0 ;;
         'locate')

@@ -6,6 +6,7 @@
 #include "registry.hpp"
 #include "stream.hpp"
 
+#include <keyplace/hot_keys.hpp>
 #include <keyplace/replicas.hpp>
 #include <keyplace/spread.hpp>
 
@@ -54,6 +55,14 @@ inline constexpr plain_option stats_key_file_option{
     {"keys", "FILE", "place these keys, one per line, instead of --key-count's"}};
 inline constexpr plain_option prehashed_keys_flag{
     {"prehashed", "", "--keys FILE's lines are points, as locate --prehashed reads them"}};
+inline constexpr number_option<std::size_t> candidates_option{
+    {"candidates", "K", "keep the K keys with the largest estimates"}, 64, 1, keyplace::max_hot_keys};
+inline constexpr number_option<std::size_t> top_option{{"top", "N", "print the N hottest"}, 10, 1,
+                                                      keyplace::max_hot_keys};
+inline constexpr number_option<std::size_t> sketch_width_option{
+    {"width", "W", "counters a sketch row, a power of two from 16 to 16777216"}, 4096, 16, std::size_t{1} << 24};
+inline constexpr number_option<std::size_t> sketch_depth_option{
+    {"depth", "D", "sketch rows (an estimate errs beyond the bound with probability e^-D)"}, 4, 1, 8};
 inline constexpr choice_option<hash_functions> function_option{{"function", "F", "the hash function (below)", true},
                                                                "hash function"};
 

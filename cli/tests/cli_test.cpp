@@ -107,6 +107,33 @@ TEST_CASE("cli: hash prints one xxhsum-style digest per line", "[cli]") {
           "-3758069500696749310\n356242581507269238\n-9223372036854775808\n");
 }
 
+TEST_CASE("cli: hot-keys prints the hottest keys with their bounds", "[cli]") {
+    // 1,000 requests: "hot" 500 times, "warm" 200, and 300 keys once each.
+    std::string stream;
+    for (int i = 0; i < 1000; ++i) {
+        stream += i % 2 == 0 ? "hot\n" : i % 5 == 1 ? "warm\n" : "cold-" + std::to_string(i) + "\n";
+    }
+    const auto r = run_cli({"hot-keys", "--top", "2"}, stream);
+    CHECK(r.status == 0);
+    // ceil(e * 1000 / 4096) = 1: the sketch may count a key once too often, with probability e^-4.
+    const std::string note = "# 1000 requests; each key's count is within [lower, upper]: lower always, upper "
+                             "unless the sketch errs by more than 1 (probability at most 0.0183)\n";
+    CHECK(r.out.substr(0, 16) == "lower upper key\n");
+    CHECK(r.out.find("\n500 ") != std::string::npos);
+    CHECK(r.out.find(" hot\n") != std::string::npos);
+    CHECK(r.out.find(" warm\n") != std::string::npos);
+    CHECK(r.out.substr(r.out.size() - note.size()) == note);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+    const auto j = run_cli({"hot-keys", "--json", "--top", "1"}, "a\nb\na\n");
+    CHECK(j.out == "{\"requests\":3,\"error_bound\":1,\"failure_probability\":0.0183,\"candidates\":64,"
+                   "\"width\":4096,\"depth\":4,\"keys\":[{\"key\":\"a\",\"lower\":2,\"upper\":2}]}\n");
+    CHECK(run_cli({"hot-keys"}, "").out.substr(0, 16) == "lower upper key\n");
+    expect_failure(run_cli({"hot-keys", "--candidates", "0"}, "a\n"), 2, "--candidates '0' is not an integer from 1 to 65536");
+    expect_failure(run_cli({"hot-keys", "--width", "1000"}, "a\n"), 2, "sketch width 1000 is outside");
+    expect_failure(run_cli({"hot-keys", "--depth", "0"}, "a\n"), 2, "--depth '0'");
+    expect_failure(run_cli({"hot-keys", "--top", "x"}, "a\n"), 2, "--top 'x'");
+}
+
 TEST_CASE("cli: locate on the ring agrees with the golden vectors", "[cli]") {
     const auto r = run_cli({"locate", "--strategy", "ring", "--nodes", "c,a,b", "--vnodes", "4"},
                            "\na\nuser:42\n");
@@ -2584,7 +2611,7 @@ TEST_CASE("cli: a mistyped command, option or name says what was meant", "[cli]"
     expect_failure(run_cli({"hash", "--function", "xxh4"}), 2, "unknown hash function 'xxh4' (did you mean 'xxh3'?)");
     // Nothing close: every name, as before.
     const auto far = run_cli({"place"});
-    expect_failure(far, 2, "unknown command 'place' (known: hash, locate, diff, stats,");
+    expect_failure(far, 2, "unknown command 'place' (known: hash, hot-keys, locate, diff, stats,");
     CHECK_THAT(far.err, !Catch::Matchers::Contains("did you mean"));
     expect_failure(run_cli({"locate", "--frobnicate", "1"}), 2, "unknown option '--frobnicate'\n");
 }
