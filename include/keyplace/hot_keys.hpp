@@ -56,8 +56,9 @@ struct hot_key {
 /// merge() adds another summary of the same shape: the sketches add, which is the sketch of both
 /// streams, and the candidates of both compete for the k places. One summary per thread (this
 /// class is not synchronized), merged for reporting. Memory: w * d * 8 bytes and k keys with their
-/// bytes. observe() hashes the key once, reads and raises d counters, and looks the key up among
-/// the candidates; it scans the candidates (O(k)) only when one enters or the least one changes.
+/// bytes. observe() hashes the key for the sketch (XXH3), reads and raises d counters, and looks the
+/// key up among the candidates (a second hash, the map's); it scans the candidates (O(k)) only when
+/// one enters or the least one changes.
 class hot_keys {
 public:
     /// Throws keyplace::error (invalid_argument) for a shape outside hot_keys_config's ranges.
