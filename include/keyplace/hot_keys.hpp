@@ -56,9 +56,9 @@ struct hot_key {
 /// merge() adds another summary of the same shape: the sketches add, which is the sketch of both
 /// streams, and the candidates of both compete for the k places. One summary per thread (this
 /// class is not synchronized), merged for reporting. Memory: w * d * 8 bytes and k keys with their
-/// bytes. observe() hashes the key for the sketch (XXH3), reads and raises d counters, and looks the
-/// key up among the candidates (a second hash, the map's); it scans the candidates (O(k)) only when
-/// one enters or the least one changes.
+/// bytes. observe() hashes the key once (XXH3), reads and raises d counters, and looks the key up
+/// among the candidates by that hash and its bytes; it scans the candidates (O(k)) only when one
+/// enters or the least one changes.
 class hot_keys {
 public:
     /// Throws keyplace::error (invalid_argument) for a shape outside hot_keys_config's ranges.
@@ -126,7 +126,8 @@ public:
             return;
         }
         total_ += count;
-        const std::array<std::size_t, max_depth> at = cells(key);
+        const std::uint64_t h = xxh3{}(key);
+        const std::array<std::size_t, max_depth> at = cells(h);
         // Conservative update: raise each of the key's counters only as far as the new estimate.
         std::uint64_t estimate = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t r = 0; r < config_.depth; ++r) {
@@ -136,7 +137,7 @@ public:
         for (std::size_t r = 0; r < config_.depth; ++r) {
             sketch_[at[r]] = std::max(sketch_[at[r]], estimate);
         }
-        if (const auto c = candidates_.find(key); c != candidates_.end()) {
+        if (const auto c = candidates_.find(hashed{key, h}); c != candidates_.end()) {
             c->second.lower += count;
             c->second.upper = estimate;
             if (&c->first == least_) {
@@ -222,7 +223,7 @@ public:
 
     /// The sketch's estimate for any key: at least its true count.
     [[nodiscard]] auto estimate(std::string_view key) const -> std::uint64_t {
-        const std::array<std::size_t, max_depth> at = cells(key);
+        const std::array<std::size_t, max_depth> at = cells(xxh3{}(key));
         std::uint64_t e = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t r = 0; r < config_.depth; ++r) {
             e = std::min(e, sketch_[at[r]]);
@@ -265,10 +266,9 @@ private:
         candidates_.reserve(config.k + 1);
     }
 
-    // The key's counter in each row: row r's index is the top bits of a SplitMix64 mix of the
-    // key's XXH3 and r, so the rows hash independently of one another for practical purposes.
-    [[nodiscard]] auto cells(std::string_view key) const noexcept -> std::array<std::size_t, max_depth> {
-        const std::uint64_t h = xxh3{}(key);
+    // The counter in each row of a key whose XXH3 is h: row r's index is the top bits of a
+    // SplitMix64 mix of h and r, so the rows hash independently of one another for practical purposes.
+    [[nodiscard]] auto cells(std::uint64_t h) const noexcept -> std::array<std::size_t, max_depth> {
         const int shift = 64 - std::countr_zero(config_.width);
         std::array<std::size_t, max_depth> at{};
         for (std::size_t r = 0; r < config_.depth; ++r) {
@@ -292,13 +292,26 @@ private:
     hot_keys_config config_;
     std::vector<std::uint64_t> sketch_;  // depth rows of width counters
     std::uint64_t total_ = 0;
-    struct text_hash {
+    // The candidates are keyed by the sketch's hash of their bytes: observe() looks a key up with
+    // the XXH3 it has already computed (a `hashed`), so a request costs one hash, not two.
+    struct hashed {
+        std::string_view key;
+        std::uint64_t h;
+    };
+    struct key_hash {
         using is_transparent = void;
         [[nodiscard]] auto operator()(std::string_view s) const noexcept -> std::size_t {
-            return std::hash<std::string_view>{}(s);
+            return static_cast<std::size_t>(xxh3{}(s));
         }
+        [[nodiscard]] auto operator()(const hashed& x) const noexcept -> std::size_t { return static_cast<std::size_t>(x.h); }
     };
-    std::unordered_map<std::string, counts, text_hash, std::equal_to<>> candidates_;
+    struct key_equal {
+        using is_transparent = void;
+        [[nodiscard]] auto operator()(std::string_view a, std::string_view b) const noexcept -> bool { return a == b; }
+        [[nodiscard]] auto operator()(const hashed& a, std::string_view b) const noexcept -> bool { return a.key == b; }
+        [[nodiscard]] auto operator()(std::string_view a, const hashed& b) const noexcept -> bool { return a == b.key; }
+    };
+    std::unordered_map<std::string, counts, key_hash, key_equal> candidates_;
     const std::string* least_ = nullptr;  // the least candidate's key, in candidates_ (nodes do not move)
     std::uint64_t least_upper_ = 0;
 };
