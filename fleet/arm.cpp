@@ -33,6 +33,12 @@ static auto run_arm(const options& o, fleet& f, const universe& u, const std::ve
     const auto versions = std::make_unique<std::atomic<std::uint32_t>[]>(u.names.size());
     cache_client c{f.conns, u, p, {versions.get()}, rule, o.writes, std::string(o.value_size, 'x'),
                    {workload_seed(seed, alpha)}};
+    // Every request's key, observed as a service would (one summary of the default shape) and
+    // counted exactly beside it.
+    auto detect = kp::hot_keys::make();
+    std::vector<std::uint64_t> exact(u.names.size(), 0);
+    c.detect = &detect;
+    c.exact = &exact;
     const kp::snapshot* snap = &reader.get();
     std::uint64_t behind = 0;
     auto request = [&](window_stats& w) {
@@ -78,6 +84,7 @@ static auto run_arm(const options& o, fleet& f, const universe& u, const std::ve
         }
         run_windows(ev.name, o.phase);
     }
+    res.hot = hot_report_of(detect, exact, u);
     return res;
 }
 

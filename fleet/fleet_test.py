@@ -49,6 +49,34 @@ for alpha in ("0.99",):
     if stale_none == 0:
         failures.append(f"alpha {alpha}: the ring without invalidation of old owners served no stale hit on rejoin")
 
+# Hot keys: every arm observes each request's key in a keyplace::hot_keys summary (k = 64, 4 x 4096)
+# and counts it exactly. Always: every reported count lies in [lower, upper] (the sketch never
+# underestimates, a candidate's lower count never overestimates). Probabilistic: an estimate exceeds
+# its truth by more than error_bound with probability at most e^-4 = 1.8% a key; at most 10% of the
+# 20 keys reported may (none did here). Recall of the true top 10 in the detected top 10: the issue
+# asks >= 0.9. The arms of one popularity and seed make the same requests, so report the same keys.
+by_stream = {}
+for (s, rule, a), arm in arms.items():
+    h = arm["hot_keys"]
+    listed = h["detected"] + h["true_top"]
+    for k in listed:
+        if not (k["lower"] <= k["true"] <= k["upper"]):
+            failures.append(f"{s}/{rule}: hot key {k['key']} has true count {k['true']} outside "
+                            f"[{k['lower']}, {k['upper']}]")
+    over = sum(1 for k in listed if k["upper"] - k["true"] > h["error_bound"])
+    if over > len(listed) // 10:
+        failures.append(f"{s}/{rule}: {over} of {len(listed)} hot-key estimates exceed the truth by more than "
+                        f"{h['error_bound']}")
+    if len(h["detected"]) != 10 or len(h["true_top"]) != 10 or h["true_top_detected"] < 9:
+        failures.append(f"{s}/{rule}: {h['true_top_detected']} of the true top {len(h['true_top'])} hot keys "
+                        f"detected in {len(h['detected'])}, below 9 of 10")
+    if h["requests"] < sum(k["true"] for k in h["true_top"]):
+        failures.append(f"{s}/{rule}: the true top 10 count more than the {h['requests']} requests observed")
+    by_stream.setdefault(a, set()).add(tuple(k["key"] for k in h["true_top"]))
+for a, tops in by_stream.items():
+    if len(tops) != 1:
+        failures.append(f"alpha {a}: arms of one stream report different true top 10s: {sorted(tops)[:2]}")
+
 for f in failures:
     print("FAIL: " + f)
 sys.exit(1 if failures else 0)

@@ -117,6 +117,27 @@ void windows_json(json_writer& w, const std::vector<window_stats>& windows) {
     w.end_array();
 }
 
+// "hot_keys":{...}: the summary's top keys with their true counts, and the true top with the bounds.
+void hot_json(json_writer& w, const hot_report& h) {
+    const auto keys = [&](const char* name, const std::vector<detected_key>& list) {
+        w.key(name).begin_array();
+        for (const auto& k : list) {
+            w.begin_object()
+                .member("key", k.key)
+                .member("true", k.truth)
+                .member("lower", k.lower)
+                .member("upper", k.upper)
+                .end_object();
+        }
+        w.end_array();
+    };
+    w.key("hot_keys").begin_object().member("requests", h.requests).member("error_bound", h.error_bound);
+    w.key("failure_probability").raw(json_fixed("%.4f", h.failure_probability));
+    keys("detected", h.detected);
+    keys("true_top", h.truth);
+    w.member("true_top_detected", h.found).end_object();
+}
+
 // A figure written with fixed precision.
 struct fixed {
     std::string_view name;
@@ -225,6 +246,35 @@ auto text_report(const std::vector<arm_result>& arms, const std::map<std::string
                       static_cast<long long>(r.extra_db), static_cast<unsigned long long>(r.stale));
         out += line;
     }
+    // Every arm of a popularity and seed makes the same requests: its hot keys once, from its first arm.
+    std::string shown;
+    for (const auto& a : arms) {
+        const std::string group = "alpha " + alpha_name(a.alpha) + ", seed " + std::to_string(a.seed);
+        if (group == shown) {
+            continue;
+        }
+        shown = group;
+        out += hot_text(a.hot, group);
+    }
+    return out;
+}
+
+auto hot_text(const hot_report& h, const std::string& title) -> std::string {
+    std::string out = "\nhot keys, " + title + ": " + std::to_string(h.requests) +
+                      " requests observed; each true count lies in [lower, upper], and upper exceeds it by more than " +
+                      std::to_string(h.error_bound) + " with probability " + fmt("%.3f", h.failure_probability) + "\n";
+    out += "rank  detected             true    lower    upper | true top             true\n";
+    for (std::size_t i = 0; i < std::max(h.detected.size(), h.truth.size()); ++i) {
+        char line[256];
+        const detected_key none{};
+        const auto& d = i < h.detected.size() ? h.detected[i] : none;
+        const auto& t = i < h.truth.size() ? h.truth[i] : none;
+        std::snprintf(line, sizeof line, "%4zu  %-16s %8llu %8llu %8llu | %-16s %8llu\n", i + 1, d.key.c_str(),
+                      static_cast<unsigned long long>(d.truth), static_cast<unsigned long long>(d.lower),
+                      static_cast<unsigned long long>(d.upper), t.key.c_str(), static_cast<unsigned long long>(t.truth));
+        out += line;
+    }
+    out += "of the true top " + std::to_string(h.truth.size()) + ", " + std::to_string(h.found) + " detected\n";
     return out;
 }
 
@@ -244,6 +294,7 @@ auto json_report(const options& o, const std::vector<server>& servers, const std
             .member("seed", a.seed)
             .key("windows");
         windows_json(w, a.windows);
+        hot_json(w, a.hot);
         if (a.rule != "control") {
             const auto& c = *controls.at(control_key(a));
             w.key("events").begin_object();

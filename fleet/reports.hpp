@@ -36,6 +36,8 @@ void print_progress(const options& o, std::chrono::steady_clock::time_point t0, 
 // The one-client run: each arm's event figures against its control (controls by control_key).
 auto text_report(const std::vector<arm_result>& arms, const std::map<std::string, const arm_result*>& controls)
     -> std::string;
+// A client's hot keys: the summary's top beside the true top, and the bound on every count.
+auto hot_text(const hot_report& h, const std::string& title) -> std::string;
 auto json_report(const options& o, const std::vector<server>& servers, const std::vector<arm_result>& arms,
                  const std::map<std::string, const arm_result*>& controls) -> std::string;
 

@@ -39,6 +39,26 @@ struct kept {
     double keys = 0;
 };
 
+// The hot keys a client detected (keyplace::hot_keys over every request it made) beside the true
+// ones (its exact count of every key).
+struct detected_key {
+    std::string key;
+    std::uint64_t truth = 0;  // the exact count
+    std::uint64_t lower = 0;  // the summary's bounds on it
+    std::uint64_t upper = 0;
+};
+
+inline constexpr std::size_t hot_top = 10;
+
+struct hot_report {
+    std::uint64_t requests = 0;
+    std::uint64_t error_bound = 0;          // ceil(e * requests / width)
+    double failure_probability = 0;         // of one estimate exceeding its truth by more
+    std::vector<detected_key> detected;     // the summary's top hot_top, the largest estimate first
+    std::vector<detected_key> truth;        // the true top hot_top; upper: the estimate, lower: 0 if not a candidate
+    std::size_t found = 0;                  // of the true top hot_top, how many are among the detected
+};
+
 // One arm: a strategy, a rule, a popularity, a seed; events or none (the control).
 struct arm_result {
     std::string strategy;
@@ -47,6 +67,7 @@ struct arm_result {
     std::uint64_t seed = 0;
     std::vector<window_stats> windows;
     std::map<std::string, kept> predicted;  // by event
+    hot_report hot{};
 };
 
 // With --clients: the epochs of an arm, 1, then two per event.

@@ -16,6 +16,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <numeric>
+#include <string_view>
 #include <variant>
 
 namespace keyplace_fleet {
@@ -293,6 +296,39 @@ auto kept_between(const std::vector<std::uint8_t>& ta, const std::vector<std::ui
     return k;
 }
 
+auto hot_report_of(const kp::hot_keys& detected, const std::vector<std::uint64_t>& exact, const universe& u)
+    -> hot_report {
+    hot_report r;
+    r.requests = detected.total();
+    r.error_bound = detected.error_bound();
+    r.failure_probability = detected.failure_probability();
+    std::map<std::string_view, std::size_t> index;
+    for (std::size_t k = 0; k < u.names.size(); ++k) {
+        index.emplace(u.names[k], k);
+    }
+    for (const auto& h : detected.top(hot_top)) {
+        r.detected.push_back({h.key, exact[index.at(h.key)], h.lower, h.upper});
+    }
+    // The true top: the largest exact counts, ties by key index (the generator's rank).
+    std::vector<std::size_t> order(exact.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    const std::size_t n = std::min(hot_top, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                      [&](std::size_t a, std::size_t b) { return exact[a] != exact[b] ? exact[a] > exact[b] : a < b; });
+    const auto candidates = detected.top(detected.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        detected_key t{u.names[order[i]], exact[order[i]], 0, detected.estimate(u.names[order[i]])};
+        for (const auto& c : candidates) {
+            t.lower = c.key == t.key ? c.lower : t.lower;
+        }
+        for (const auto& d : r.detected) {
+            r.found += d.key == t.key ? 1 : 0;
+        }
+        r.truth.push_back(std::move(t));
+    }
+    return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The database and the look-aside client.
 
@@ -336,6 +372,10 @@ void cache_client::request(window_stats& w, std::uint64_t serving, std::uint64_t
     }
     const table& tab = p.at(serving);
     const std::size_t k = u.draw(rng.unit());
+    if (detect != nullptr) {
+        detect->observe(u.names[k]);
+        ++(*exact)[k];
+    }
     const std::size_t owner = tab.now[k];
     if (serving < published) {
         ++w.old_epoch;

@@ -9,6 +9,7 @@
 
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/fleet/snapshot.hpp>
+#include <keyplace/hot_keys.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -117,6 +118,10 @@ inline const std::vector<std::string> rollout_arms{"control", "one-shot", "ramp"
 auto make_rollout_plan(const std::string& cluster, const universe& u, const std::string& strategy,
                        const std::string& arm) -> plan;
 
+// What a client's hot-key summary found beside the exact counts of its requests (by key index).
+auto hot_report_of(const kp::hot_keys& detected, const std::vector<std::uint64_t>& exact, const universe& u)
+    -> hot_report;
+
 // The kept fractions between two owner tables.
 auto kept_between(const std::vector<std::uint8_t>& ta, const std::vector<std::uint8_t>& tb, const universe& u) -> kept;
 
@@ -150,6 +155,9 @@ struct cache_client {
     splitmix rng;
     std::uint64_t in_use = 1;            // the epoch of the last request
     std::uint64_t completed_before = 1;  // the completed epoch before the latest change seen
+    // Where set, every request's key is observed by the hot-key summary and counted exactly.
+    kp::hot_keys* detect = nullptr;
+    std::vector<std::uint64_t>* exact = nullptr;
 
     void set_value(std::size_t server, std::size_t k, std::uint32_t version);
     void del(std::size_t server, std::size_t k);
