@@ -44,4 +44,8 @@ auto plan_command::run(const parsed_args& a, std::istream&) -> std::string {
     return plan(a);
 }
 
+auto what_if_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return what_if(a);
+}
+
 }  // namespace keyplace_cli

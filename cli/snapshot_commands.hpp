@@ -1,5 +1,5 @@
 // keyplace-cli's snapshot commands as the command table sees them: their options and entries
-// (snapshot create / next / verify / diff, shadow, plan). Their bodies read and write snapshot
+// (snapshot create / next / verify / diff, shadow, plan, what-if). Their bodies read and write snapshot
 // documents (snapshot_impl.hpp, with nlohmann_json) and are compiled in snapshot.cpp; a build
 // without them still lists them, and running one says how to build it (components.hpp).
 #ifndef KEYPLACE_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
@@ -79,6 +79,9 @@ inline constexpr plain_option rollback_to_option{
     {"to", "FILE", "the settled snapshot whose placement to return to (also the second argument)", true}};
 inline constexpr number_option<std::size_t> rollback_steps_option{
     {"steps", "N", "return in N epochs, ramped back (default 1: one epoch)"}, 1, 1, 1000};
+
+inline constexpr plain_option lose_option{
+    {"lose", "LEVEL=NAME,...", "what is lost: region=, zone= or rack= and their names, or nodes= and node ids", true}};
 
 // ---- the commands -------------------------------------------------------------------------------
 
@@ -172,6 +175,17 @@ struct shadow_command {
         return std::tuple{&before_file_option, &after_file_option, &sample_option, &json_flag};
     }
     static auto run(const parsed_args& a, std::istream& in) -> std::string;
+};
+
+struct what_if_command {
+    static constexpr std::string_view name = "what-if";
+    static constexpr std::string_view help =
+        "a snapshot losing zones, racks or nodes: survivors' loads, keys left with 0 or 1 copy, what moves";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() { return std::tuple{&file_option, &lose_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
 
 struct plan_command {

@@ -20,6 +20,7 @@
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
+#include <keyplace/fleet/what_if.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -676,6 +677,43 @@ inline auto plan(const parsed_args& a) -> std::string {
     }
     return p.to_text(max_ranges_option.get(a)) +
            (prepared ? transition_note(*after) + prepared->to_text(max_ranges_option.get(a)) : std::string());
+}
+
+// --lose LEVEL=NAME,...: the level and its names (each once, none empty).
+inline auto parse_lose(const std::string& text) -> keyplace::loss {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos) {
+        usage_error("--lose " + quote(text) + " is not LEVEL=NAME,... (LEVEL: region, zone, rack or nodes)");
+    }
+    const auto level = keyplace::parse_loss_level(std::string_view(text).substr(0, eq));
+    if (!level) {
+        usage_error("--lose: " + quote(text.substr(0, eq)) + " is not region, zone, rack or nodes");
+    }
+    keyplace::loss l{*level, {}};
+    for (const auto name : split(std::string_view(text).substr(eq + 1), ',')) {
+        if (name.empty()) {
+            usage_error("--lose " + quote(text) + " has an empty name");
+        }
+        l.names.emplace_back(name);
+    }
+    return l;
+}
+
+inline auto what_if(const parsed_args& a) -> std::string {
+    const auto s = load_snapshot_file(a.value(file_option.spec));
+    const auto l = parse_lose(a.value(lose_option.spec));
+    keyplace::error_info err;
+    const auto r = keyplace::try_what_if(*s, l, err);
+    if (!r) {
+        constexpr std::string_view prefix = "what-if: ";
+        const std::string& m = err.message();
+        if (m.starts_with(prefix) && !s->in_transition()) {  // the loss names what the snapshot does not have
+            usage_error("--lose: " + m.substr(prefix.size()));
+        }
+        // A snapshot in transition, or a placement without the lost nodes that does not build.
+        input_error(m.starts_with(prefix) ? m : "what-if: " + m);
+    }
+    return a.has(json_flag.spec) ? r->to_json() + "\n" : r->to_text();
 }
 
 }  // namespace keyplace_cli

@@ -1,6 +1,6 @@
 // keyplace::compiled — the snapshot layer compiled once (config.hpp, KEYPLACE_COMPILED): building
 // snapshots and their successors, the JSON reader and writer, shadow compares, transfer plans,
-// ramps and rollbacks.
+// ramps, rollbacks and what-ifs.
 // The headers define these functions here, and only declare them to the programs that link this.
 #define KEYPLACE_COMPILED_SOURCE
 #include <keyplace/fleet/json.hpp>
@@ -9,6 +9,7 @@
 #include <keyplace/fleet/shadow.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
+#include <keyplace/fleet/what_if.hpp>
 
 #ifndef KEYPLACE_COMPILED
 #error "src/keyplace.cpp is keyplace::compiled's source: build it with KEYPLACE_COMPILED defined"

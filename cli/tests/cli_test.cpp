@@ -1055,6 +1055,44 @@ TEST_CASE("cli: a partition table through snapshot create, next and plan", "[cli
     expect_failure(run_cli({"snapshot", "next", p1, "--add", "a"}), 1, "'a'");
 }
 
+TEST_CASE("cli: what-if loses a zone, two zones or nodes of a snapshot and refuses what it does not have",
+          "[cli][snapshot][what_if]") {
+    // 3 zones x 4 nodes, 3 copies a key, one in each zone.
+    const auto made = run_cli({"snapshot", "create", "--strategy", "maglev", "--cluster", "c", "--copies", "3",
+                               "--spread", "zone", "--nodes",
+                               "a0@eu/z0/r0,a1@eu/z0/r0,a2@eu/z0/r1,a3@eu/z0/r1,b0@eu/z1/r2,b1@eu/z1/r2,b2@eu/z1/r3,"
+                               "b3@eu/z1/r3,c0@eu/z2/r4,c1@eu/z2/r4,c2@eu/z2/r5,c3@eu/z2/r5"});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_what_if.json", made.out);
+    const auto zone = run_cli({"what-if", path, "--lose", "zone=z1"});
+    REQUIRE(zone.status == 0);
+    CHECK(zone.out.rfind("what-if: losing zone z1 (4 owning nodes: b0,b1,b2,b3), exact over 65537 regions\n", 0) == 0);
+    CHECK_THAT(zone.out, Catch::Matchers::Contains("0.0000% are left with no copy and 0.0000% with one"));
+    CHECK_THAT(zone.out, Catch::Matchers::Contains("\na0: "));
+    CHECK(zone.out.find("\nb0: ") == std::string::npos);
+    // Two zones of three: every key is down to one copy, its copy in z0.
+    const auto two = run_cli({"what-if", "--snapshot", path, "--lose", "zone=z1,z2", "--json"});
+    REQUIRE(two.status == 0);
+    CHECK_THAT(two.out, Catch::Matchers::Contains("\"level\":\"zone\",\"names\":[\"z1\",\"z2\"],\"exact\":true"));
+    CHECK_THAT(two.out, Catch::Matchers::Contains("\"no_copy\":0,\"one_copy\":1,"));
+    const auto rack = run_cli({"what-if", path, "--lose", "rack=r0", "--json"});
+    CHECK_THAT(rack.out, Catch::Matchers::Contains("\"lost\":[\"a0\",\"a1\"]"));
+    expect_failure(run_cli({"what-if", path, "--lose", "shelf=a"}), 2, "--lose: 'shelf' is not region, zone, rack or nodes");
+    expect_failure(run_cli({"what-if", path, "--lose", "zone=z9"}), 2, "--lose: no node is in zone 'z9'");
+    expect_failure(run_cli({"what-if", path, "--lose", "nodes=a0,zz"}), 2, "--lose: no node has the id 'zz'");
+    expect_failure(run_cli({"what-if", path, "--lose", "zone=z0,z0"}), 2, "--lose: zone 'z0' is named twice");
+    expect_failure(run_cli({"what-if", path, "--lose", "zone"}), 2, "--lose 'zone' is not LEVEL=NAME,...");
+    expect_failure(run_cli({"what-if", path, "--lose", "zone=z0,"}), 2, "--lose 'zone=z0,' has an empty name");
+    expect_failure(run_cli({"what-if", path, "--lose", "region=eu"}), 2,
+                   "--lose: losing region 'eu' leaves no node that owns keys");
+    expect_failure(run_cli({"what-if", path}), 2, "--lose");
+    // A snapshot in transition is refused as input.
+    const auto moving = run_cli({"snapshot", "next", path, "--states", "a0=leaving"});
+    REQUIRE(moving.status == 0);
+    expect_failure(run_cli({"what-if", temp_file("kp_cli_what_if2.json", moving.out), "--lose", "zone=z1"}), 1,
+                   "what-if: epoch 2 is in transition");
+}
+
 TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
           "[cli][snapshot][partitions][errors]") {
     // 5 nodes, 128 partitions x 2 copies: 256 slots, 51 or 52 a node.
