@@ -5,7 +5,7 @@ _keyplace_cli() {
     local command=${COMP_WORDS[1]} first=2
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if etcd help --help --version' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics etcd help --help --version' -- "$cur"))
         return
     fi
     case $command in
@@ -21,7 +21,7 @@ _keyplace_cli() {
         command="$command ${COMP_WORDS[2]}"
         first=3 ;;
     help)
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if etcd help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics etcd help' -- "$cur"))
         return ;;
     esac
     local options='' valued='' files='' positional=0
@@ -109,6 +109,11 @@ _keyplace_cli() {
         'what-if')
             options='--snapshot --lose --json --help'
             valued='--snapshot --lose'
+            files='--snapshot'
+            positional=1 ;;
+        'metrics')
+            options='--snapshot --hot-keys --help'
+            valued='--snapshot'
             files='--snapshot'
             positional=1 ;;
         'etcd publish')

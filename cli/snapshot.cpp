@@ -48,4 +48,8 @@ auto what_if_command::run(const parsed_args& a, std::istream&) -> std::string {
     return what_if(a);
 }
 
+auto metrics_command::run(const parsed_args& a, std::istream& in) -> std::string {
+    return metrics(a, in);
+}
+
 }  // namespace keyplace_cli

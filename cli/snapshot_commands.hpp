@@ -1,5 +1,5 @@
 // keyplace-cli's snapshot commands as the command table sees them: their options and entries
-// (snapshot create / next / verify / diff, shadow, plan, what-if). Their bodies read and write snapshot
+// (snapshot create / next / verify / diff, shadow, plan, what-if, metrics). Their bodies read and write snapshot
 // documents (snapshot_impl.hpp, with nlohmann_json) and are compiled in snapshot.cpp; a build
 // without them still lists them, and running one says how to build it (components.hpp).
 #ifndef KEYPLACE_CLI_SNAPSHOT_COMMANDS_HPP_INCLUDED
@@ -82,6 +82,9 @@ inline constexpr number_option<std::size_t> rollback_steps_option{
 
 inline constexpr plain_option lose_option{
     {"lose", "LEVEL=NAME,...", "what is lost: region=, zone= or rack= and their names, or nodes= and node ids", true}};
+
+inline constexpr plain_option hot_keys_flag{
+    {"hot-keys", "", "also the hot keys of the key stream on stdin (one request a line; a default summary, its top 10)"}};
 
 // ---- the commands -------------------------------------------------------------------------------
 
@@ -186,6 +189,16 @@ struct what_if_command {
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() { return std::tuple{&file_option, &lose_option, &json_flag}; }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct metrics_command {
+    static constexpr std::string_view name = "metrics";
+    static constexpr std::string_view help = "a snapshot's members and exact ownership as Prometheus metrics (text format)";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() { return std::tuple{&file_option, &hot_keys_flag}; }
+    static auto run(const parsed_args& a, std::istream& in) -> std::string;
 };
 
 struct plan_command {

@@ -15,6 +15,7 @@
 #include "stream.hpp"
 
 #include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/metrics.hpp>
 #include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/rollback.hpp>
 #include <keyplace/fleet/shadow.hpp>
@@ -714,6 +715,23 @@ inline auto what_if(const parsed_args& a) -> std::string {
         input_error(m.starts_with(prefix) ? m : "what-if: " + m);
     }
     return a.has(json_flag.spec) ? r->to_json() + "\n" : r->to_text();
+}
+
+inline auto metrics(const parsed_args& a, std::istream& in) -> std::string {
+    const auto s = load_snapshot_file(a.value(file_option.spec));
+    keyplace::metrics_text m;
+    keyplace::append_snapshot_metrics(m, *s);
+    if (a.has(hot_keys_flag.spec)) {
+        auto summary = keyplace::hot_keys::make();
+        key_reader reader(in, stream_options{}.block_lines);
+        while (reader.next()) {
+            for (const auto k : reader.keys()) {
+                summary.observe(k);
+            }
+        }
+        keyplace::append_hot_key_metrics(m, summary);
+    }
+    return std::move(m).str();
 }
 
 }  // namespace keyplace_cli

@@ -1,9 +1,10 @@
 // keyplace::compiled — the snapshot layer compiled once (config.hpp, KEYPLACE_COMPILED): building
 // snapshots and their successors, the JSON reader and writer, shadow compares, transfer plans,
-// ramps, rollbacks and what-ifs.
+// ramps, rollbacks, what-ifs and the snapshot's metrics.
 // The headers define these functions here, and only declare them to the programs that link this.
 #define KEYPLACE_COMPILED_SOURCE
 #include <keyplace/fleet/json.hpp>
+#include <keyplace/fleet/metrics.hpp>
 #include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/rollback.hpp>
 #include <keyplace/fleet/shadow.hpp>

@@ -1093,6 +1093,26 @@ TEST_CASE("cli: what-if loses a zone, two zones or nodes of a snapshot and refus
                    "what-if: epoch 2 is in transition");
 }
 
+TEST_CASE("cli: metrics prints a snapshot's families and, with --hot-keys, the key stream's", "[cli][snapshot][metrics]") {
+    const auto made = run_cli({"snapshot", "create", "--strategy", "ring", "--cluster", "eu", "--nodes",
+                               "a@eu/z1,b@eu/z2,c@eu/z2", "--states", "c=joining"});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_metrics.json", made.out);
+    const auto m = run_cli({"metrics", path});
+    REQUIRE(m.status == 0);
+    CHECK(m.out.rfind("# HELP keyplace_snapshot_epoch ", 0) == 0);
+    CHECK_THAT(m.out, Catch::Matchers::Contains("\nkeyplace_members{cluster=\"eu\",state=\"joining\",zone=\"z2\"} 1\n"));
+    CHECK_THAT(m.out, Catch::Matchers::Contains("\nkeyplace_snapshot_in_transition{cluster=\"eu\"} 1\n"));
+    CHECK(m.out.find("node=\"c\"") == std::string::npos);  // joining: owns nothing yet
+    CHECK(m.out.find("keyplace_hot_key") == std::string::npos);
+    const auto h = run_cli({"metrics", path, "--hot-keys"}, "x\ny\nx\n");
+    REQUIRE(h.status == 0);
+    CHECK_THAT(h.out, Catch::Matchers::Contains("\nkeyplace_hot_keys_observed_total 3\n"));
+    CHECK_THAT(h.out, Catch::Matchers::Contains("\nkeyplace_hot_key_requests_lower{key=\"x\"} 2\n"));
+    expect_failure(run_cli({"metrics", "/nonexistent/kp.json"}), 1, "/nonexistent/kp.json");
+    expect_failure(run_cli({"metrics"}), 2, "--snapshot");
+}
+
 TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
           "[cli][snapshot][partitions][errors]") {
     // 5 nodes, 128 partitions x 2 copies: 256 slots, 51 or 52 a node.
