@@ -93,6 +93,9 @@ struct etcd_current_command {
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
 
+inline constexpr plain_option metrics_address_option{
+    {"metrics", "ADDR:PORT", "serve GET /metrics (Prometheus text: the snapshot, publishes, the watcher) on this address; port 0: any free port"}};
+
 struct etcd_watch_command {
     static constexpr std::string_view name = "etcd watch";
     static constexpr std::string_view help =
@@ -102,7 +105,8 @@ struct etcd_watch_command {
     static constexpr auto options() {
         return std::tuple{&endpoints_option, &etcd_cluster_option, &client_id_option, &watch_count_option,
                           &lease_ttl_option, &cache_option,        &json_flag,        &cacert_option,
-                          &cert_option,      &key_option,          &user_option,      &password_file_option};
+                          &cert_option,      &key_option,          &user_option,      &password_file_option,
+                          &metrics_address_option};
     }
     /// Writes as it goes: run() hands it its streams.
     static auto run_live(const parsed_args& a, std::istream&, const live_streams& io) -> std::string;

@@ -6,12 +6,14 @@
 
 #include "args.hpp"
 #include "etcd_commands.hpp"
+#include "metrics_server.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "snapshot_impl.hpp"
 #include "stream.hpp"
 
 #include <keyplace/etcd.hpp>
+#include <keyplace/fleet/metrics.hpp>
 #include <keyplace/version.hpp>
 
 #include <algorithm>
@@ -26,7 +28,9 @@
 #include <filesystem>
 #include <istream>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <cstdlib>
 #include <string>
@@ -507,10 +511,49 @@ inline auto etcd_watch(const parsed_args& a, std::ostream& out, std::ostream& er
         };
     }
 
+    std::optional<metrics_address> metrics_at;
+    if (const auto text = a.get(metrics_address_option.spec)) {
+        if (!metrics_server_built) {
+            usage_error("--metrics: this keyplace-cli is built without cpp-httplib (Debian: libcpp-httplib-dev)");
+        }
+        metrics_at = parse_metrics_address(*text);  // before any connection
+    }
+
     const signal_scope signals;
     std::uint64_t adopted = 0;
     {
         keyplace::etcd::watcher w(std::move(o));  // its destructor stops the thread, revokes the lease
+        // GET /metrics, on the server's threads: the snapshot's families (computed once an epoch),
+        // the local publisher's counts and the watcher's counters; stopped before the watcher.
+        std::mutex families_mu;
+        std::shared_ptr<const keyplace::snapshot> families_of;
+        std::string families;
+        const auto body = [&]() -> std::string {
+            keyplace::metrics_text text;
+            if (const keyplace::publisher* pub = w.local()) {
+                const auto s = pub->current();
+                {
+                    const std::lock_guard lock(families_mu);
+                    if (s != families_of) {
+                        keyplace::metrics_text f;
+                        keyplace::append_snapshot_metrics(f, *s);
+                        families = std::move(f).str();
+                        families_of = s;
+                    }
+                }
+                keyplace::append_publisher_metrics(text, cluster, pub->counts());
+            }
+            keyplace::append_watcher_metrics(text, cluster, w.stats());
+            const std::lock_guard lock(families_mu);
+            return families + std::move(text).str();
+        };
+        std::optional<metrics_server> server;
+        if (metrics_at) {
+            server.emplace(*metrics_at, body);
+            err << "keyplace-cli: serving metrics on http://" + metrics_at->host + ":" + std::to_string(server->port()) +
+                       "/metrics\n";
+            err.flush();
+        }
         while (!watch_interrupted.load() && (!count || adopted < *count)) {
             std::deque<watch_line> ready;
             {

@@ -127,8 +127,8 @@ _keyplace_cli() {
             files='--cacert --cert --key --password-file'
             positional=0 ;;
         'etcd watch')
-            options='--endpoints --cluster --client-id --count --lease-ttl --cache --json --cacert --cert --key --user --password-file --help'
-            valued='--endpoints --cluster --client-id --count --lease-ttl --cache --cacert --cert --key --user --password-file'
+            options='--endpoints --cluster --client-id --count --lease-ttl --cache --json --cacert --cert --key --user --password-file --metrics --help'
+            valued='--endpoints --cluster --client-id --count --lease-ttl --cache --cacert --cert --key --user --password-file --metrics'
             files='--cache --cacert --cert --key --password-file'
             positional=0 ;;
         'etcd ramp')

@@ -46,6 +46,15 @@ if(KEYPLACE_ETCD_BUILT)
               "${_keyplace_etcd_dir}" "${_keyplace_etcd_script}")
     set_tests_properties(etcd.cli_restart PROPERTIES
       FIXTURES_REQUIRED keyplace_etcd RESOURCE_LOCK keyplace_etcd SKIP_RETURN_CODE 77 TIMEOUT 180)
+    # etcd watch --metrics scraped by a real Prometheus (skipped, 77, without prometheus): only
+    # where keyplace-cli was built with cpp-httplib (cli/CMakeLists.txt).
+    if(KEYPLACE_CLI_METRICS_SERVER)
+      add_test(NAME etcd.cli_metrics
+        COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/etcd/cli_metrics_test.sh" "$<TARGET_FILE:keyplace-cli>"
+                "${_keyplace_etcd_dir}")
+      set_tests_properties(etcd.cli_metrics PROPERTIES
+        FIXTURES_REQUIRED keyplace_etcd RESOURCE_LOCK keyplace_etcd SKIP_RETURN_CODE 77 TIMEOUT 180)
+    endif()
   endif()
 
   # keyplace::etcd against a secured 3-member etcd (TLS, client certificates, authentication;

@@ -1113,6 +1113,21 @@ TEST_CASE("cli: metrics prints a snapshot's families and, with --hot-keys, the k
     expect_failure(run_cli({"metrics"}), 2, "--snapshot");
 }
 
+TEST_CASE("cli: etcd watch --metrics refuses an address that is not IPv4:PORT before connecting", "[cli][etcd][metrics]") {
+#if defined(KEYPLACE_CLI_ETCD) && defined(KEYPLACE_CLI_HTTPLIB)
+    for (const char* bad : {"127.0.0.1", "127.0.0.1:", "localhost:9100", "1.2.3:80", "127.0.0.1:65536", "127.0.0.1:9x"}) {
+        expect_failure(run_cli({"etcd", "watch", "--endpoints", "http://127.0.0.1:1", "--cluster", "c", "--metrics", bad}),
+                       2, "--metrics '" + std::string(bad) + "' is not ADDRESS:PORT");
+    }
+#elif defined(KEYPLACE_CLI_ETCD)
+    expect_failure(run_cli({"etcd", "watch", "--endpoints", "http://127.0.0.1:1", "--cluster", "c", "--metrics",
+                            "127.0.0.1:0"}),
+                   2, "--metrics: this keyplace-cli is built without cpp-httplib (Debian: libcpp-httplib-dev)");
+#else
+    SUCCEED("built without the etcd commands");
+#endif
+}
+
 TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
           "[cli][snapshot][partitions][errors]") {
     // 5 nodes, 128 partitions x 2 copies: 256 slots, 51 or 52 a node.
