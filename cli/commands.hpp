@@ -104,7 +104,7 @@ using commands = entry_list<hash_command, hot_keys_command, locate_command, diff
                             snapshot_next_command, snapshot_verify_command, snapshot_diff_command, snapshot_ramp_command,
                             snapshot_rollback_command,
                             shadow_command,
-                            plan_command, what_if_command, metrics_command, etcd_publish_command, etcd_current_command, etcd_watch_command,
+                            plan_command, what_if_command, metrics_command, advise_command, etcd_publish_command, etcd_current_command, etcd_watch_command,
                             etcd_ramp_command, etcd_status_command>;
 
 /// A command's positional arguments become its options, in order: "verify F" is "verify --file F".

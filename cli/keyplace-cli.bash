@@ -5,7 +5,7 @@ _keyplace_cli() {
     local command=${COMP_WORDS[1]} first=2
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics etcd help --help --version' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd help --help --version' -- "$cur"))
         return
     fi
     case $command in
@@ -21,7 +21,7 @@ _keyplace_cli() {
         command="$command ${COMP_WORDS[2]}"
         first=3 ;;
     help)
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics etcd help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd help' -- "$cur"))
         return ;;
     esac
     local options='' valued='' files='' positional=0
@@ -116,6 +116,11 @@ _keyplace_cli() {
             valued='--snapshot'
             files='--snapshot'
             positional=1 ;;
+        'advise')
+            options='--strategy --nodes --weights --target --vnodes --table-size --partitions --json --help'
+            valued='--strategy --nodes --weights --target --vnodes --table-size --partitions'
+            files=''
+            positional=0 ;;
         'etcd publish')
             options='--endpoints --cluster --snapshot --cacert --cert --key --user --password-file --help'
             valued='--endpoints --cluster --snapshot --cacert --cert --key --user --password-file'

@@ -1,9 +1,14 @@
-// keyplace-cli's planning commands: allocate, redis create and redis rebalance.
+// keyplace-cli's planning commands: allocate, redis create, redis rebalance and advise.
 #include "commands.hpp"
 #include "planning_commands.hpp"
 
+#include <keyplace/detail/text.hpp>
+#include <keyplace/skew_advisor.hpp>
+
 #include <istream>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace keyplace_cli {
 
@@ -17,6 +22,113 @@ auto redis_create_command::run(const parsed_args& a, std::istream&) -> std::stri
 
 auto redis_rebalance_command::run(const parsed_args& a, std::istream&) -> std::string {
     return from_specs({a.value(slot_map_option.spec)}, [&] { return redis_rebalance(a); });
+}
+
+namespace {
+
+// --nodes N or --weights W,...: the weights, one a node.
+auto advise_weights(const parsed_args& a) -> std::vector<double> {
+    const auto n = advise_nodes_option.find(a);
+    const auto list = a.get(advise_weights_option.spec);
+    if (n.has_value() == list.has_value()) {
+        usage_error(n ? "--nodes and --weights both give the nodes: give one" : "give the nodes: --nodes N or --weights W,...");
+    }
+    if (n) {
+        return std::vector<double>(*n, 1.0);
+    }
+    std::vector<double> weights;
+    for (const auto w : split(*list, ',')) {
+        const auto d = parse_decimal(w);
+        if (!d || !(*d > 0) || *d > 1e9) {
+            usage_error("--weights: " + quote(w) + " is not a weight above 0 (up to 10^9)");
+        }
+        weights.push_back(*d);
+    }
+    return weights;
+}
+
+}  // namespace
+
+auto advise_command::run(const parsed_args& a, std::istream&) -> std::string {
+    const std::string strategy = a.value(advise_strategy_option.spec);
+    const auto weights = advise_weights(a);
+    const double target = decimal_of("target", a.value(advise_target_option.spec));
+    if (!(target >= 1.0)) {
+        usage_error("--target " + quote(a.value(advise_target_option.spec)) + " is below 1 (1 is perfect balance)");
+    }
+    const auto vnodes = advise_vnodes_option.find(a);
+    const auto table = advise_table_option.find(a);
+    const auto parts = advise_partitions_option.find(a);
+    const auto given = (vnodes ? 1 : 0) + (table ? 1 : 0) + (parts ? 1 : 0);
+    const bool fits = (strategy == "ring" && !table && !parts) || (strategy == "maglev" && !vnodes && !parts) ||
+                      (strategy == "partitions" && !vnodes && !table);
+    if (given > 1 || (given == 1 && !fits)) {
+        usage_error("--" + std::string(vnodes ? "vnodes" : table ? "table-size" : "partitions") + " is not a parameter of " +
+                    quote(strategy) + " (ring: --vnodes, maglev: --table-size, partitions: --partitions)");
+    }
+    keyplace::skew_advice advice;
+    keyplace::error_info err;
+    if (given == 1) {
+        // A forecast of the parameter given: the library refuses what the strategy refuses.
+        try {
+            advice.strategy = strategy;
+            if (vnodes) {
+                advice.parameter = "vnodes";
+                advice.value = *vnodes;
+                advice.forecast = keyplace::forecast_ring_skew(weights, *vnodes);
+            } else if (table) {
+                advice.parameter = "table_size";
+                advice.value = *table;
+                advice.forecast = keyplace::forecast_maglev_skew(weights, *table);
+            } else {
+                advice.parameter = "partitions";
+                advice.value = *parts;
+                advice.forecast = keyplace::forecast_partitions_skew(weights, *parts);
+            }
+        } catch (const keyplace::error& e) {
+            usage_error(e.what());
+        }
+    } else {
+        auto got = keyplace::try_advise_skew(strategy, weights, target, err);
+        if (!got) {
+            usage_error(err.message());
+        }
+        advice = std::move(*got);
+    }
+    const bool met = advice.forecast.p99 <= target;
+    if (a.has(json_flag.spec)) {
+        keyplace::detail::json_writer w;
+        w.begin_object()
+            .member("strategy", strategy)
+            .member("nodes", weights.size())
+            .member("target", target)
+            .member("parameter", advice.parameter)
+            .member("value", advice.value)
+            .member("p50", advice.forecast.p50)
+            .member("p99", advice.forecast.p99)
+            .member("exact", advice.forecast.exact)
+            .member("trials", advice.forecast.trials)
+            .member("meets_target", met);
+        if (given == 0) {
+            w.member("memory_bytes", advice.memory_bytes);
+        }
+        w.end_object();
+        return std::move(w).str() + "\n";
+    }
+    std::string out = strategy + ", " + std::to_string(weights.size()) + " nodes, target p99 <= " +
+                      keyplace::detail::fixed(target, 4) + ": " + (given == 0 ? "advised " : "") + advice.parameter +
+                      " " + std::to_string(advice.value) + "\n";
+    out += "busiest node's share over its fair share: p50 " + keyplace::detail::fixed(advice.forecast.p50, 4) +
+           ", p99 " + keyplace::detail::fixed(advice.forecast.p99, 4) +
+           (advice.forecast.exact ? " (exact: the same for every membership)"
+                                  : " (forecast over " + std::to_string(advice.forecast.trials) + " memberships)") +
+           "\n";
+    if (given == 0) {
+        out += "memory: " + std::to_string(advice.memory_bytes) + " bytes\n";
+    } else {
+        out += met ? "meets the target\n" : "misses the target\n";
+    }
+    return out;
 }
 
 }  // namespace keyplace_cli

@@ -1128,6 +1128,39 @@ TEST_CASE("cli: etcd watch --metrics refuses an address that is not IPv4:PORT be
 #endif
 }
 
+TEST_CASE("cli: advise recommends the least parameter for a target and forecasts a given one", "[cli][skew_advisor]") {
+    // Partitions over 10 nodes, p99 <= 1.05: 128 (13 partitions where 12.8 are fair: 1.0156).
+    const auto parts = run_cli({"advise", "--strategy", "partitions", "--nodes", "10", "--target", "1.05"});
+    REQUIRE(parts.status == 0);
+    CHECK(parts.out.rfind("partitions, 10 nodes, target p99 <= 1.0500: advised partitions 128\n"
+                          "busiest node's share over its fair share: p50 1.0156, p99 1.0156 (exact: the same for every "
+                          "membership)\nmemory: ", 0) == 0);
+    const auto maglev = run_cli({"advise", "--strategy", "maglev", "--nodes", "3", "--target", "1.1", "--table-size", "7",
+                                 "--json"});
+    REQUIRE(maglev.status == 0);
+    // 7 entries over 3 nodes: 3 for the busiest where 7/3 are fair, 9/7.
+    CHECK_THAT(maglev.out, Catch::Matchers::Contains("\"parameter\":\"table_size\",\"value\":7,\"p50\":1.2857142857142858"));
+    CHECK_THAT(maglev.out, Catch::Matchers::Contains("\"meets_target\":false"));
+    const auto ring = run_cli({"advise", "--strategy", "ring", "--weights", "1,2,1", "--target", "1.5", "--vnodes", "160"});
+    REQUIRE(ring.status == 0);
+    CHECK_THAT(ring.out, Catch::Matchers::Contains("(forecast over 20000 memberships)\nmeets the target\n"));
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--target", "0.9"}), 2,
+                   "--target '0.9' is below 1 (1 is perfect balance)");
+    expect_failure(run_cli({"advise", "--strategy", "jump", "--nodes", "3", "--target", "1.1"}), 2,
+                   "skew advisor: strategy 'jump' is not ring, maglev or partitions");
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--target", "1.1"}), 2, "give the nodes: --nodes N or --weights W,...");
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--weights", "1,1", "--target", "1.1"}), 2,
+                   "--nodes and --weights both give the nodes: give one");
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--weights", "1,0", "--target", "1.1"}), 2,
+                   "--weights: '0' is not a weight above 0 (up to 10^9)");
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--target", "1.1", "--table-size", "7"}), 2,
+                   "--table-size is not a parameter of 'ring'");
+    expect_failure(run_cli({"advise", "--strategy", "maglev", "--nodes", "4", "--target", "1"}), 2,
+                   "skew target 1.000000 is out of reach: no prime Maglev table of at most 16777216 entries meets it");
+    expect_failure(run_cli({"advise", "--strategy", "maglev", "--nodes", "3", "--target", "1.1", "--table-size", "8"}), 2,
+                   "8");
+}
+
 TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
           "[cli][snapshot][partitions][errors]") {
     // 5 nodes, 128 partitions x 2 copies: 256 slots, 51 or 52 a node.
