@@ -456,12 +456,16 @@ TEST_CASE("bounded: the tracker alone is the batch, and tokens release", "[bound
     const auto batch = keyplace::bounded_assign(r, points, {.load_factor = 1.1});
     std::vector<keyplace::load_tracker<keyplace::ring>::token> held;
     std::size_t differ = 0;
+    std::uint64_t not_first = 0;  // admitted elsewhere than the ring's owner: its first choice was full
     for (const auto k : order) {
         held.push_back(tracker.acquire_point(points[k]));
         differ += held.back().node() != batch[k];
+        not_first += held.back().node() != r.pick(points[k]) ? 1U : 0U;
     }
     CHECK(differ == 0);
     CHECK(tracker.in_flight() == points.size());
+    CHECK(not_first > 0);
+    CHECK(tracker.overflows() == not_first);
     // Move, explicit release, release by destruction.
     auto moved = std::move(held[0]);
     CHECK_FALSE(held[0]);
@@ -515,6 +519,17 @@ TEST_CASE("bounded: concurrent acquires never exceed the caps (run under TSan)",
         th.join();
     }
     REQUIRE(tracker.in_flight() == points.size());
+    // Every token not on its key's first choice passed over a full node; a retried pass may count
+    // one that ends on its first choice too.
+    std::uint64_t not_first = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+        for (std::size_t j = 0; j < held[t].size(); ++j) {
+            not_first += held[t][j].node() != r.pick(points[t + j * threads]) ? 1U : 0U;
+        }
+    }
+    CHECK(not_first > 0);
+    CHECK(tracker.overflows() >= not_first);
+    CHECK(tracker.overflows() <= points.size());
     std::uint64_t sum = 0;
     for (std::uint32_t i = 0; i < r.size(); ++i) {
         CHECK(tracker.load(ni(i)) <= tracker.caps().cap(ni(i), points.size()));

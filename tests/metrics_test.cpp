@@ -22,6 +22,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace metrics_tests {
@@ -176,7 +177,23 @@ TEST_CASE("metrics: publisher counts, a watcher's counters, a shadow compare and
     }
     hot.observe("bad\xff\nkey", 700);
     keyplace::append_hot_key_metrics(m, hot, 3);
+    // A bounded load over the ring: one key requested 10 times, all held; the owner takes its cap.
+    auto tracker = keyplace::load_tracker<keyplace::ring>::build(second->current().visit([](const auto& x) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, keyplace::ring>) {
+            return x;
+        } else {
+            return keyplace::ring::build(std::vector<keyplace::node>{{"x"}});
+        }
+    }));
+    std::vector<keyplace::load_tracker<keyplace::ring>::token> held;
+    for (int i = 0; i < 10; ++i) {
+        held.push_back(tracker.acquire("user:7"));
+    }
+    keyplace::append_bounded_load_metrics(m, second->cluster(), tracker);
     const std::string t = m.str();
+    CHECK(value_of(t, "keyplace_bounded_load_in_flight{cluster=\"eu-1\"}") == 10);
+    CHECK(value_of(t, "keyplace_bounded_load_overflows_total{cluster=\"eu-1\"}") == static_cast<double>(tracker.overflows()));
+    CHECK(tracker.overflows() > 0);  // 10 requests, no node's cap at 10 in flight over 12 nodes is 10
 
     CHECK(value_of(t, "keyplace_publish_total{cluster=\"eu-1\",result=\"published\"}") == 1);
     CHECK(value_of(t, "keyplace_publish_total{cluster=\"eu-1\",result=\"unchanged\"}") == 1);

@@ -180,6 +180,7 @@ class load_tracker {
         load_caps caps;
         std::unique_ptr<counter[]> loads;
         counter total;
+        counter overflows;
         state(S s, load_caps c) : strategy(std::move(s)), caps(std::move(c)), loads(new counter[strategy.size()]) {}
     };
 
@@ -248,6 +249,7 @@ public:
     [[nodiscard]] auto acquire_point(std::uint64_t point) noexcept -> token {
         state& st = *state_;
         st.total.value.fetch_add(1, std::memory_order_acq_rel);
+        bool passed_over = false;  // a node at its cap was passed over
         for (;;) {
             const std::uint64_t t = st.total.value.load(std::memory_order_acquire);
             auto admit = [&](node_index i) noexcept {
@@ -260,10 +262,14 @@ public:
                         return true;
                     }
                 }
+                passed_over = true;
                 return false;
             };
             const std::uint32_t got = detail::first_admitted(st.strategy, point, admit);
             if (got != detail::no_node) {
+                if (passed_over) {
+                    st.overflows.value.fetch_add(1, std::memory_order_relaxed);
+                }
                 return token(state_, node_index{got});
             }
         }
@@ -276,6 +282,11 @@ public:
     }
     [[nodiscard]] auto in_flight() const noexcept -> std::uint64_t {
         return state_->total.value.load(std::memory_order_acquire);
+    }
+    /// Requests admitted, since the tracker was built, after passing over a node at its cap
+    /// (their first choice was full): the overflows a bounded load exists for.
+    [[nodiscard]] auto overflows() const noexcept -> std::uint64_t {
+        return state_->overflows.value.load(std::memory_order_relaxed);
     }
     [[nodiscard]] auto strategy() const noexcept -> const S& { return state_->strategy; }
     [[nodiscard]] auto caps() const noexcept -> const load_caps& { return state_->caps; }

@@ -7,6 +7,7 @@
 #define KEYPLACE_FLEET_METRICS_HPP_INCLUDED
 
 #include <keyplace/analysis.hpp>
+#include <keyplace/bounded_load.hpp>
 #include <keyplace/detail/text.hpp>
 #include <keyplace/detail/utf8.hpp>
 #include <keyplace/fleet/publisher.hpp>
@@ -232,6 +233,29 @@ inline void append_hot_key_metrics(metrics_text& m, const hot_keys& h, std::size
              "A hot key's requests counted since it became a candidate, never above the truth.");
     for (const auto& k : top) {
         m.sample({{"key", k.key}}, k.lower);
+    }
+}
+
+/// A bounded-load tracker: keyplace_bounded_load_overflows_total (requests admitted after passing
+/// over a node at its cap), keyplace_bounded_load_in_flight, and per node
+/// keyplace_bounded_load_node_in_flight{node} beside keyplace_bounded_load_node_cap{node} (its
+/// cap at the current total).
+template <class S>
+void append_bounded_load_metrics(metrics_text& m, std::string_view cluster, const load_tracker<S>& t) {
+    m.family("keyplace_bounded_load_overflows_total", "counter",
+             "Requests admitted after passing over a node at its cap (their first choice was full).")
+        .sample({{"cluster", cluster}}, t.overflows());
+    const std::uint64_t total = t.in_flight();
+    m.family("keyplace_bounded_load_in_flight", "gauge", "Requests in flight under the bounded load.")
+        .sample({{"cluster", cluster}}, total);
+    const auto& s = t.strategy();
+    m.family("keyplace_bounded_load_node_in_flight", "gauge", "Requests in flight on a node.");
+    for (std::uint32_t i = 0; i < s.size(); ++i) {
+        m.sample({{"cluster", cluster}, {"node", s.nodes()[i].id}}, t.load(node_index{i}));
+    }
+    m.family("keyplace_bounded_load_node_cap", "gauge", "A node's cap at the current number of requests in flight.");
+    for (std::uint32_t i = 0; i < s.size(); ++i) {
+        m.sample({{"cluster", cluster}, {"node", s.nodes()[i].id}}, t.caps().cap(node_index{i}, total));
     }
 }
 
