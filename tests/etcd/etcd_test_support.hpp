@@ -80,6 +80,12 @@ struct recorder {
         }
         return true;
     }
+    /// The epochs adopted so far (a copy under the lock: on_adopt runs on the watcher's thread,
+    /// after stats() already shows the epoch).
+    auto adopted() -> std::vector<std::uint64_t> {
+        const std::lock_guard lock(mu);
+        return epochs;
+    }
     auto refusal_count() -> std::size_t {
         const std::lock_guard lock(mu);
         return refusals.size();
