@@ -117,8 +117,8 @@ _keyplace_cli() {
             files='--snapshot'
             positional=1 ;;
         'advise')
-            options='--strategy --nodes --weights --target --vnodes --table-size --partitions --json --help'
-            valued='--strategy --nodes --weights --target --vnodes --table-size --partitions'
+            options='--strategy --nodes --weights --target --vnodes --table-size --partitions --tokens --json --help'
+            valued='--strategy --nodes --weights --target --vnodes --table-size --partitions --tokens'
             files=''
             positional=0 ;;
         'etcd publish')

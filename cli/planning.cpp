@@ -56,35 +56,43 @@ auto advise_command::run(const parsed_args& a, std::istream&) -> std::string {
     if (!(target >= 1.0)) {
         usage_error("--target " + quote(a.value(advise_target_option.spec)) + " is below 1 (1 is perfect balance)");
     }
-    const auto vnodes = advise_vnodes_option.find(a);
-    const auto table = advise_table_option.find(a);
-    const auto parts = advise_partitions_option.find(a);
-    const auto given = (vnodes ? 1 : 0) + (table ? 1 : 0) + (parts ? 1 : 0);
-    const bool fits = (strategy == "ring" && !table && !parts) || (strategy == "maglev" && !vnodes && !parts) ||
-                      (strategy == "partitions" && !vnodes && !table);
-    if (given > 1 || (given == 1 && !fits)) {
-        usage_error("--" + std::string(vnodes ? "vnodes" : table ? "table-size" : "partitions") + " is not a parameter of " +
-                    quote(strategy) + " (ring: --vnodes, maglev: --table-size, partitions: --partitions)");
+    // Each strategy's own parameter: given, the command forecasts it instead of advising.
+    struct parameter_of {
+        std::string_view strategy;
+        std::string_view option;
+        std::string_view name;  // as skew_advice names it
+        std::optional<std::uint64_t> value;
+    };
+    const parameter_of parameters[] = {
+        {"ring", "vnodes", "vnodes", advise_vnodes_option.find(a)},
+        {"maglev", "table-size", "table_size", advise_table_option.find(a)},
+        {"partitions", "partitions", "partitions", advise_partitions_option.find(a)},
+        {"tokens", "tokens", "tokens", advise_tokens_option.find(a)},
+    };
+    const parameter_of* given = nullptr;
+    for (const auto& p : parameters) {
+        if (p.value && (given != nullptr || p.strategy != strategy)) {
+            usage_error("--" + std::string(p.option) + " is not a parameter of " + quote(strategy) +
+                        " (ring: --vnodes, maglev: --table-size, partitions: --partitions, tokens: --tokens)");
+        }
+        if (p.value) {
+            given = &p;
+        }
     }
     keyplace::skew_advice advice;
     keyplace::error_info err;
-    if (given == 1) {
+    if (given != nullptr) {
         // A forecast of the parameter given: the library refuses what the strategy refuses.
         try {
             advice.strategy = strategy;
-            if (vnodes) {
-                advice.parameter = "vnodes";
-                advice.value = *vnodes;
-                advice.forecast = keyplace::forecast_ring_skew(weights, *vnodes);
-            } else if (table) {
-                advice.parameter = "table_size";
-                advice.value = *table;
-                advice.forecast = keyplace::forecast_maglev_skew(weights, *table);
-            } else {
-                advice.parameter = "partitions";
-                advice.value = *parts;
-                advice.forecast = keyplace::forecast_partitions_skew(weights, *parts);
-            }
+            advice.parameter = std::string(given->name);
+            advice.value = *given->value;
+            const auto v = *given->value;
+            advice.forecast = strategy == "ring"     ? keyplace::forecast_ring_skew(weights, v)
+                              : strategy == "maglev" ? keyplace::forecast_maglev_skew(weights, v)
+                              : strategy == "partitions"
+                                  ? keyplace::forecast_partitions_skew(weights, static_cast<std::uint32_t>(v))
+                                  : keyplace::forecast_token_skew(weights, v);
         } catch (const keyplace::error& e) {
             usage_error(e.what());
         }
@@ -109,21 +117,22 @@ auto advise_command::run(const parsed_args& a, std::istream&) -> std::string {
             .member("exact", advice.forecast.exact)
             .member("trials", advice.forecast.trials)
             .member("meets_target", met);
-        if (given == 0) {
+        if (given == nullptr) {
             w.member("memory_bytes", advice.memory_bytes);
         }
         w.end_object();
         return std::move(w).str() + "\n";
     }
     std::string out = strategy + ", " + std::to_string(weights.size()) + " nodes, target p99 <= " +
-                      keyplace::detail::fixed(target, 4) + ": " + (given == 0 ? "advised " : "") + advice.parameter +
+                      keyplace::detail::fixed(target, 4) + ": " + (given == nullptr ? "advised " : "") + advice.parameter +
                       " " + std::to_string(advice.value) + "\n";
     out += "busiest node's share over its fair share: p50 " + keyplace::detail::fixed(advice.forecast.p50, 4) +
            ", p99 " + keyplace::detail::fixed(advice.forecast.p99, 4) +
            (advice.forecast.exact ? " (exact: the same for every membership)"
-                                  : " (forecast over " + std::to_string(advice.forecast.trials) + " memberships)") +
+                                  : " (forecast over " + std::to_string(advice.forecast.trials) +
+                                        (strategy == "tokens" ? " growths)" : " memberships)")) +
            "\n";
-    if (given == 0) {
+    if (given == nullptr) {
         out += "memory: " + std::to_string(advice.memory_bytes) + " bytes\n";
     } else {
         out += met ? "meets the target\n" : "misses the target\n";

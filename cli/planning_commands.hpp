@@ -278,7 +278,7 @@ struct redis_rebalance_command {
 };
 // ---- advise --------------------------------------------------------------------------------------
 
-inline constexpr plain_option advise_strategy_option{{"strategy", "S", "ring, maglev or partitions", true}};
+inline constexpr plain_option advise_strategy_option{{"strategy", "S", "ring, maglev, partitions or tokens (allocated)", true}};
 inline constexpr number_option<std::size_t> advise_nodes_option{
     {"nodes", "N", "how many nodes, of equal weight (or --weights)"}, std::nullopt, 1, 100000};
 inline constexpr plain_option advise_weights_option{{"weights", "W,...", "instead of --nodes: each node's weight"}};
@@ -290,16 +290,18 @@ inline constexpr number_option<std::uint64_t> advise_table_option{
     {"table-size", "M", "instead of advising: forecast a Maglev table of M entries (a prime)"}, std::nullopt, 1};
 inline constexpr number_option<std::uint32_t> advise_partitions_option{
     {"partitions", "Q", "instead of advising: forecast Q partitions (a power of two)"}, std::nullopt, 1};
+inline constexpr number_option<std::uint32_t> advise_tokens_option{
+    {"tokens", "T", "instead of advising: forecast T allocated tokens a unit of weight"}, std::nullopt, 1, 65536};
 
 struct advise_command {
     static constexpr std::string_view name = "advise";
     static constexpr std::string_view help =
-        "the skew a strategy will have over N nodes (p50, p99), and the least vnodes, table size or partitions for a target";
+        "the skew a strategy will have over N nodes (p50, p99), and the least vnodes, table size, partitions or tokens for a target";
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr auto options() {
         return std::tuple{&advise_strategy_option, &advise_nodes_option,  &advise_weights_option,
                           &advise_target_option,   &advise_vnodes_option, &advise_table_option,
-                          &advise_partitions_option, &json_flag};
+                          &advise_partitions_option, &advise_tokens_option, &json_flag};
     }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };

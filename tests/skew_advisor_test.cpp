@@ -77,6 +77,51 @@ TEST_CASE("skew advisor: a ring's forecast p50 and p99 are within 2% of real rin
     CHECK(std::abs(f.p99 / rank(m, 0.99) - 1) <= 0.02);
 }
 
+// Allocated tokens: each forecast is real allocations, so the check is Cassandra's balance rule
+// (token_allocation_test's bound from 100 nodes on: max/mean <= 1 + 4 / tokens with one copy),
+// weights as token counts, and the figure of a growth written out here step by step.
+TEST_CASE("skew advisor: allocated tokens, forecast by growing the ring node by node", "[skew_advisor]") {
+    using namespace skew_tests;
+    const std::vector<double> hundred(100, 1.0);
+    for (const std::size_t t : {4U, 16U}) {
+        const auto f = keyplace::forecast_token_skew(hundred, t);
+        CHECK(f.trials == keyplace::token_forecast_trials);
+        CHECK(f.p50 >= 1.0);
+        CHECK(f.p99 >= f.p50);
+        CHECK(f.p99 <= 1 + 4.0 / static_cast<double>(t));
+    }
+    // 1 token a node: the allocator halves the largest range, so 100 nodes hold ranges of 1/64 and
+    // 1/128 of the circle (28 and 72 of them): the busiest has 100/64 of its share.
+    const auto one = keyplace::forecast_token_skew(hundred, 1, 1);
+    CHECK(std::abs(one.p99 - 100.0 / 64.0) < 1e-9);
+    // Weights become token counts: 10 nodes of weight 1 or 2 with 8 tokens a unit.
+    std::vector<double> weights;
+    for (std::size_t i = 0; i < 10; ++i) {
+        weights.push_back(1.0 + static_cast<double>(i % 2));
+    }
+    std::vector<keyplace::token_holder> holders;
+    std::vector<keyplace::node> nodes;
+    std::vector<keyplace::compat::ring_point<std::uint64_t>> points;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        nodes.push_back({"node-" + std::to_string(i), weights[i]});
+        auto tokens = keyplace::allocate_tokens(holders, nodes.back(), i % 2 == 0 ? 8 : 16, {.factor = 1}, 1);
+        for (const auto p : tokens) {
+            points.push_back({p, static_cast<std::uint32_t>(i)});
+        }
+        holders.push_back({nodes.back(), std::move(tokens)});
+    }
+    const auto circle =
+        keyplace::token_ring::build(nodes, keyplace::compat::given_points<std::uint64_t>(std::move(points)));
+    const auto shares = keyplace::ownership(circle).share;
+    double worst = 0;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        worst = std::max(worst, shares[i] / (weights[i] / 15.0));
+    }
+    CHECK(std::abs(keyplace::forecast_token_skew(weights, 8, 1).p99 - worst) < 1e-12);
+    CHECK_THROWS_AS(keyplace::forecast_token_skew(hundred, 0), keyplace::error);
+    CHECK_THROWS_AS(keyplace::forecast_token_skew(hundred, 16, 0), keyplace::error);
+}
+
 TEST_CASE("skew advisor: Maglev and partitions balance by count, the same for every membership", "[skew_advisor]") {
     using namespace skew_tests;
     for (const std::size_t n : {3U, 10U, 100U, 1000U}) {
@@ -142,6 +187,14 @@ TEST_CASE("skew advisor: the least vnodes, table size and partition count meetin
     const auto parts = keyplace::advise_skew("partitions", std::vector<double>(10, 1.0), 1.05);
     CHECK(parts.value == 128);
     CHECK(std::abs(parts.forecast.p99 - 13.0 / 12.8) < 1e-12);
+
+    const std::vector<double> hundred(100, 1.0);
+    // Allocated tokens, 100 nodes, <= 1.10: 4 tokens (p99 1.099 over five growths); 3 miss.
+    const auto token_advice = keyplace::advise_skew("tokens", hundred, 1.10);
+    CHECK(token_advice.parameter == "tokens");
+    CHECK(token_advice.forecast.p99 <= 1.10);
+    CHECK(keyplace::forecast_token_skew(hundred, token_advice.value - 1).p99 > 1.10);
+    CHECK(token_advice.memory_bytes >= 12 * 100 * token_advice.value);
 }
 
 TEST_CASE("skew advisor: bad targets, strategies and weights are refused, naming the value", "[skew_advisor]") {
@@ -157,12 +210,12 @@ TEST_CASE("skew advisor: bad targets, strategies and weights are refused, naming
     refused("ring", four, std::nan(""), keyplace::errc::invalid_argument,
             "skew target nan is below 1 (1 is perfect balance)");
     refused("shelf", four, 1.1, keyplace::errc::invalid_argument,
-            "skew advisor: strategy 'shelf' is not ring, maglev or partitions");
-    refused("ring", {}, 1.1, keyplace::errc::invalid_argument, "skew forecast: no nodes");
-    refused("ring", {1.0, 0.0}, 1.1, keyplace::errc::invalid_weight,
-            "skew forecast: node 1's weight 0.000000 is not finite and > 0");
-    refused("maglev", four, 1.0, keyplace::errc::invalid_argument,
-            "skew target 1.000000 is out of reach: no prime Maglev table of at most 16777216 entries meets it");
+            "skew advisor: strategy 'shelf' is not ring, maglev, partitions or tokens");
+    // Three nodes never split the circle evenly by halving ranges: 1,024 tokens still miss 1.
+    keyplace::error_info err;
+    CHECK_FALSE(keyplace::try_advise_skew("tokens", std::vector<double>(3, 1.0), 1.0, err).has_value());
+    CHECK(err.code() == keyplace::errc::invalid_argument);
+    CHECK(err.message().starts_with("skew target 1.000000 is out of reach: 1024 tokens a unit of weight forecast p99 1.0"));
     CHECK_THROWS_AS(keyplace::forecast_ring_skew(four, 160, 0), keyplace::error);
     CHECK_THROWS_AS(keyplace::forecast_ring_skew(std::vector<double>{1.0, 0.001}, 160), keyplace::error);  // no point
 }

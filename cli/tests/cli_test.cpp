@@ -1147,7 +1147,7 @@ TEST_CASE("cli: advise recommends the least parameter for a target and forecasts
     expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--target", "0.9"}), 2,
                    "--target '0.9' is below 1 (1 is perfect balance)");
     expect_failure(run_cli({"advise", "--strategy", "jump", "--nodes", "3", "--target", "1.1"}), 2,
-                   "skew advisor: strategy 'jump' is not ring, maglev or partitions");
+                   "skew advisor: strategy 'jump' is not ring, maglev, partitions or tokens");
     expect_failure(run_cli({"advise", "--strategy", "ring", "--target", "1.1"}), 2, "give the nodes: --nodes N or --weights W,...");
     expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--weights", "1,1", "--target", "1.1"}), 2,
                    "--nodes and --weights both give the nodes: give one");
@@ -1159,6 +1159,22 @@ TEST_CASE("cli: advise recommends the least parameter for a target and forecasts
                    "skew target 1.000000 is out of reach: no prime Maglev table of at most 16777216 entries meets it");
     expect_failure(run_cli({"advise", "--strategy", "maglev", "--nodes", "3", "--target", "1.1", "--table-size", "8"}), 2,
                    "8");
+    // Allocated tokens: one a node over 100 nodes halves the largest range each join, so the
+    // busiest holds 1/64 of the circle where 1/100 is fair; 4 tokens meet 1.10 and 3 do not
+    // (tests/skew_advisor_test.cpp).
+    const auto one = run_cli({"advise", "--strategy", "tokens", "--nodes", "100", "--target", "1.1", "--tokens", "1"});
+    REQUIRE(one.status == 0);
+    CHECK(one.out == "tokens, 100 nodes, target p99 <= 1.1000: tokens 1\n"
+                     "busiest node's share over its fair share: p50 1.5625, p99 1.5625 (forecast over 5 growths)\n"
+                     "misses the target\n");
+    const auto tokens = run_cli({"advise", "--strategy", "tokens", "--nodes", "100", "--target", "1.1", "--json"});
+    REQUIRE(tokens.status == 0);
+    CHECK_THAT(tokens.out, Catch::Matchers::Contains("\"parameter\":\"tokens\",\"value\":4,"));
+    CHECK_THAT(tokens.out, Catch::Matchers::Contains("\"meets_target\":true"));
+    expect_failure(run_cli({"advise", "--strategy", "ring", "--nodes", "3", "--target", "1.1", "--tokens", "16"}), 2,
+                   "--tokens is not a parameter of 'ring'");
+    expect_failure(run_cli({"advise", "--strategy", "tokens", "--nodes", "3", "--target", "1.1", "--tokens", "0"}), 2,
+                   "--tokens");
 }
 
 TEST_CASE("cli: a weight change in a partition table: refused by hand, claimed by snapshot next --weights",
