@@ -29,6 +29,8 @@
 #include <new>
 #include <optional>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace keyplace_fleet {
@@ -123,7 +125,12 @@ struct client_slot {
     std::atomic<std::uint32_t> phases_done;
     std::array<std::atomic<std::int64_t>, max_epochs + 1> first_use_ns;  // by epoch: its first request
     std::array<char, 256> error;
+    std::atomic<std::uint32_t> hot_size;  // bytes of its serialized hot-key summary, once written
 };
+
+// Room for one client's serialized hot-key summary: the default shape's 28 + 4 x 4096 x 8 bytes,
+// the candidate count, and 64 candidates of 12 bytes and a key of up to 116 bytes.
+constexpr std::size_t hot_summary_room = 28 + 4 * 4096 * 8 + 4 + 64 * (12 + 116);
 
 struct control_block {
     std::atomic<std::uint32_t> go;  // how many phases the clients may run
@@ -143,7 +150,9 @@ public:
         const std::size_t slots_at = round(sizeof(control_block));
         const std::size_t records_at = slots_at + round(clients * sizeof(client_slot));
         const std::size_t versions_at = records_at + round(clients * windows * sizeof(window_record));
-        size_ = versions_at + round(keys * sizeof(std::atomic<std::uint32_t>));
+        const std::size_t exact_at = versions_at + round(keys * sizeof(std::atomic<std::uint32_t>));
+        const std::size_t hot_at = exact_at + round(keys * sizeof(std::atomic<std::uint64_t>));
+        size_ = hot_at + clients * hot_summary_room;
         base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (base_ == MAP_FAILED) {
             throw failure("cannot map " + std::to_string(size_) + " bytes of shared memory: " + std::strerror(errno));
@@ -153,6 +162,8 @@ public:
         slots_ = reinterpret_cast<client_slot*>(b + slots_at);
         records_ = reinterpret_cast<window_record*>(b + records_at);
         versions_ = reinterpret_cast<std::atomic<std::uint32_t>*>(b + versions_at);
+        exact_ = reinterpret_cast<std::atomic<std::uint64_t>*>(b + exact_at);
+        hot_ = b + hot_at;
         reset();
     }
     shared_area(const shared_area&) = delete;
@@ -170,12 +181,17 @@ public:
         }
         for (std::size_t i = 0; i < keys_; ++i) {
             ::new (versions_ + i) std::atomic<std::uint32_t>{0};
+            ::new (exact_ + i) std::atomic<std::uint64_t>{0};
         }
     }
     auto control() -> control_block& { return *control_; }
     auto slot(std::size_t c) -> client_slot& { return slots_[c]; }
     auto record(std::size_t c, std::size_t w) -> window_record& { return records_[c * windows_ + w]; }
     auto versions() -> std::atomic<std::uint32_t>* { return versions_; }
+    // Every client's requests by key index, added up once each client ends.
+    auto exact() -> std::atomic<std::uint64_t>* { return exact_; }
+    // Client c's room for its serialized hot-key summary (hot_summary_room bytes).
+    auto hot(std::size_t c) -> char* { return hot_ + c * hot_summary_room; }
 
 private:
     std::size_t clients_, windows_, keys_;
@@ -185,6 +201,8 @@ private:
     client_slot* slots_ = nullptr;
     window_record* records_ = nullptr;
     std::atomic<std::uint32_t>* versions_ = nullptr;
+    std::atomic<std::uint64_t>* exact_ = nullptr;
+    char* hot_ = nullptr;
 };
 
 // One client process: adopts the cluster's snapshots through its own etcd watcher, places every
@@ -222,6 +240,12 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
     auto reader = w.local()->make_reader();
     cache_client c{conns, u, p, {sh.versions()}, arm.rule, o.writes, std::string(o.value_size, 'x'),
                    {workload_seed(arm.seed, arm.alpha, index + 1)}};
+    // Every request's key, observed by this process's own hot-key summary and counted exactly; the
+    // coordinator merges the summaries from their bytes (as processes of a service would).
+    auto detect = kp::hot_keys::make();
+    std::vector<std::uint64_t> exact(u.names.size(), 0);
+    c.detect = &detect;
+    c.exact = &exact;
     if (index == 0) {
         c.prefill(o.prefill);
     }
@@ -266,6 +290,16 @@ void client_run(const options& o, shared_area& sh, std::size_t index, const std:
         }
         slot.phases_done.store(phase + 1, std::memory_order_release);
     }
+    const std::string summary = detect.serialize();
+    if (summary.size() > hot_summary_room) {
+        throw failure("its hot-key summary takes " + std::to_string(summary.size()) + " bytes, above the " +
+                      std::to_string(hot_summary_room) + " shared for it");
+    }
+    std::memcpy(sh.hot(index), summary.data(), summary.size());
+    for (std::size_t k = 0; k < exact.size(); ++k) {
+        sh.exact()[k].fetch_add(exact[k], std::memory_order_relaxed);
+    }
+    slot.hot_size.store(static_cast<std::uint32_t>(summary.size()), std::memory_order_release);
 }
 
 [[noreturn]] void client_main(const options& o, shared_area& sh, std::size_t index, const std::string& endpoint,
@@ -325,7 +359,7 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
         ctl.published.store(epoch, std::memory_order_release);
     };
     publish(1);
-    clients_arm res{arm, {}, {}};
+    clients_arm res{arm, {}, {}, {}};
     const pid_t parent = ::getpid();
     for (std::size_t i = 0; i < o.clients; ++i) {
         const pid_t pid = ::fork();
@@ -450,6 +484,22 @@ auto run_clients_arm(const options& o, fleet& f, shared_area& sh, kp::etcd::clie
         }
         res.clients.push_back(std::move(r));
     }
+    // The clients' hot-key summaries, parsed from their bytes and merged, beside their exact counts.
+    auto merged = kp::hot_keys::make();
+    for (std::size_t i = 0; i < o.clients; ++i) {
+        const std::uint32_t size = sh.slot(i).hot_size.load(std::memory_order_acquire);
+        kp::error_info err;
+        const auto summary = kp::hot_keys::try_parse(std::string_view(sh.hot(i), size), err);
+        if (!summary) {
+            throw failure(client_id(i) + "'s hot-key summary: " + err.message());
+        }
+        merged.merge(*summary);
+    }
+    std::vector<std::uint64_t> exact(u.names.size());
+    for (std::size_t k = 0; k < exact.size(); ++k) {
+        exact[k] = sh.exact()[k].load(std::memory_order_relaxed);
+    }
+    res.hot = hot_report_of(merged, exact, u);
     return res;
 }
 

@@ -59,6 +59,32 @@ for arm in doc["arms"]:
         # one client), whatever the timing.
         failures.append(f"{name}: no stale hit without invalidation of old owners")
 
+# Hot keys across processes: each client observes its requests in its own keyplace::hot_keys
+# summary and serializes it; the coordinator parses the bytes and merges them, and counts every
+# client's requests exactly. The same bounds as the one-client run (fleet_test.py): every count
+# within [lower, upper] (always), at most 10% of the estimates beyond the error bound (each with
+# probability at most e^-4), and at least 9 of the true top 10 detected. The observed requests
+# are the clients' windows' gets and sets together, at least the gets.
+for arm in doc["arms"]:
+    name = f"{arm['strategy']}/{arm['rule']}"
+    h = arm.get("hot_keys")
+    if h is None:
+        failures.append(f"{name}: no hot_keys in the report")
+        continue
+    listed = h["detected"] + h["true_top"]
+    for k in listed:
+        if not (k["lower"] <= k["true"] <= k["upper"]):
+            failures.append(f"{name}: hot key {k['key']} has true count {k['true']} outside [{k['lower']}, {k['upper']}]")
+    over = sum(1 for k in listed if k["upper"] - k["true"] > h["error_bound"])
+    if over > len(listed) // 10:
+        failures.append(f"{name}: {over} of {len(listed)} hot-key estimates exceed the truth by more than {h['error_bound']}")
+    if len(h["detected"]) != 10 or len(h["true_top"]) != 10 or h["true_top_detected"] < 9:
+        failures.append(f"{name}: {h['true_top_detected']} of the true top {len(h['true_top'])} hot keys detected "
+                        f"in {len(h['detected'])}, below 9 of 10")
+    gets = sum(w["gets"] for c in arm["clients"] for w in c["windows"])
+    if h["requests"] < gets:
+        failures.append(f"{name}: the merged summary observed {h['requests']} requests, fewer than the clients' {gets} gets")
+
 # An etcd that does not answer: one line naming the endpoint, status 1, every server stopped.
 s = socket.socket()
 s.bind(("127.0.0.1", 0))

@@ -423,6 +423,16 @@ auto clients_text(const options& o, const std::string& endpoint, const std::vect
             out += "\n";
         }
     }
+    // The arms of one popularity and seed draw the same keys: their merged hot keys once.
+    std::string shown;
+    for (const auto& a : arms) {
+        const std::string group = "alpha " + alpha_name(a.spec.alpha) + ", seed " + std::to_string(a.spec.seed);
+        if (group != shown) {
+            shown = group;
+            out += hot_text(a.hot, group + ", the " + std::to_string(a.clients.size()) +
+                                       " clients' summaries merged from their bytes");
+        }
+    }
     return out;
 }
 
@@ -438,9 +448,9 @@ auto clients_json(const options& o, const std::string& endpoint, pid_t etcd_pid,
             .member("rule", a.spec.rule)
             .member("alpha", alpha_name(a.spec.alpha))
             .member("seed", a.spec.seed)
-            .member("stale_hits", stale_total(a))
-            .key("clients")
-            .begin_array();
+            .member("stale_hits", stale_total(a));
+        hot_json(w, a.hot);
+        w.key("clients").begin_array();
         for (std::size_t k = 0; k < a.clients.size(); ++k) {
             const auto& c = a.clients[k];
             w.begin_object().member("id", c.id).member("pid", a.pids[k]).member("late", c.late);

@@ -97,6 +97,7 @@ struct clients_arm {
     arm_spec spec;
     std::vector<client_result> clients;
     std::vector<pid_t> pids;
+    hot_report hot{};  // the clients' summaries merged, beside the exact counts of all their requests
 };
 
 }  // namespace keyplace_fleet

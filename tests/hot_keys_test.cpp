@@ -1,5 +1,6 @@
 // Hot-key detection (keyplace/hot_keys.hpp): the Count-Min bounds on Zipf streams against exact
-// counts, recall of the true top 10, merging across threads, and bad shapes.
+// counts, recall of the true top 10, merging across threads, serializing across processes, and
+// bad shapes and bytes.
 #include <keyplace/hot_keys.hpp>
 
 #include "keyplace_catch.hpp"
@@ -139,6 +140,102 @@ TEST_CASE("hot_keys: one summary a thread, merged, keeps the bounds of the whole
         }
         check_bounds(merged, exact_counts(stream));
     }
+}
+
+// Summaries cross processes as bytes: four "processes" each serialize theirs, and the parsed ones
+// merge to the same summary as the originals, byte for byte, keeping the bounds of the whole
+// stream; the layout is checked at fixed offsets against the documented format.
+TEST_CASE("hot_keys: serialized, parsed and merged across processes, the same summary") {
+    using namespace hot_keys_test;
+    const auto stream = zipf_stream(0.99, 11);
+    auto from_bytes = keyplace::hot_keys::make();
+    auto direct = keyplace::hot_keys::make();
+    for (std::size_t t = 0; t < 4; ++t) {
+        auto own = keyplace::hot_keys::make();
+        for (std::size_t i = t; i < stream.size(); i += 4) {
+            own.observe(keys()[stream[i]]);
+        }
+        const std::string bytes = own.serialize();
+        const auto back = keyplace::hot_keys::parse(bytes);
+        CHECK(back.serialize() == bytes);
+        CHECK(back.total() == own.total());
+        CHECK(back.top(64).size() == own.top(64).size());
+        for (const auto& k : own.top(64)) {
+            CHECK(back.estimate(k.key) == k.upper);
+        }
+        from_bytes.merge(back);
+        direct.merge(own);
+    }
+    CHECK(from_bytes.serialize() == direct.serialize());
+    check_bounds(from_bytes, exact_counts(stream));
+    // After parsing, observing goes on as in the original (the least candidate is found again).
+    auto a = keyplace::hot_keys::parse(direct.serialize());
+    for (int i = 0; i < 5000; ++i) {
+        a.observe(keys()[static_cast<std::size_t>(i)]);
+        direct.observe(keys()[static_cast<std::size_t>(i)]);
+    }
+    CHECK(a.serialize() == direct.serialize());
+
+    // The layout: "KPHK", format 1, k, width, depth, total, then the sketch and candidates.
+    auto small = keyplace::hot_keys::make({.k = 2, .width = 16, .depth = 1});
+    small.observe("ab", 3);
+    const std::string b = small.serialize();
+    REQUIRE(b.size() == 28 + 16 * 8 + 4 + (4 + 2 + 8));
+    CHECK(b.substr(0, 4) == "KPHK");
+    const auto u32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (int i = 0; i < 4; ++i) {
+            v |= std::uint32_t{static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)])} << (8 * i);
+        }
+        return v;
+    };
+    CHECK(u32(4) == 1);
+    CHECK(u32(8) == 2);
+    CHECK(u32(12) == 16);
+    CHECK(u32(16) == 1);
+    CHECK(u32(20) == 3);  // total, low half
+    CHECK(u32(28 + 128) == 1);
+    CHECK(u32(28 + 128 + 4) == 2);
+    CHECK(b.substr(28 + 128 + 8, 2) == "ab");
+}
+
+TEST_CASE("hot_keys: bytes that are not a summary are refused, naming what is wrong, never read past the end") {
+    auto small = keyplace::hot_keys::make({.k = 2, .width = 16, .depth = 1});
+    small.observe("ab", 3);
+    small.observe("cd", 1);
+    const std::string b = small.serialize();
+    const auto refused = [](const std::string& bytes, const std::string& message) {
+        keyplace::error_info err;
+        CHECK_FALSE(keyplace::hot_keys::try_parse(bytes, err).has_value());
+        CHECK(err.code() == keyplace::errc::invalid_argument);
+        CHECK(err.message() == message);
+    };
+    // Every prefix is refused (under ASan this also shows no read past the end).
+    for (std::size_t n = 0; n < b.size(); ++n) {
+        keyplace::error_info err;
+        INFO("prefix of " << n << " bytes");
+        CHECK_FALSE(keyplace::hot_keys::try_parse(std::string_view(b).substr(0, n), err).has_value());
+        CHECK(err);
+    }
+    refused("KPHX", "hot-key summary bytes: they do not begin with \"KPHK\" ('KPHX')");
+    refused(b.substr(0, 30), "hot-key summary bytes: cut short: 30 bytes end inside the summary");
+    refused(b + "x", "hot-key summary bytes: 1 byte left over after the summary");
+    std::string v = b;
+    v[4] = 2;
+    refused(v, "hot-key summary bytes: format 2 is not 1");
+    v = b;
+    v[12] = 17;  // width 17
+    refused(v, "hot-key sketch width 17 is outside the powers of two 16..16777216");
+    v = b;
+    v[8] = 1;  // k 1, two candidates
+    refused(v, "hot-key summary bytes: 2 candidates where k is 1");
+    v = b;
+    v[28 + 128 + 8 + 2] = 9;  // the lower count of "ab" 9 > its estimate 3
+    refused(v, "hot-key summary bytes: candidate 'ab' counts 9 requests, above its estimate 3");
+    v = b;
+    v.replace(28 + 128 + 8 + 2 + 8 + 4, 2, "ab");  // "cd" renamed "ab": listed twice
+    // "ab" has estimate 3 >= 1, so the duplicate is what is refused.
+    refused(v, "hot-key summary bytes: candidate 'ab' is listed twice");
 }
 
 TEST_CASE("hot_keys: with room for every key, the lower counts are exact") {

@@ -195,6 +195,145 @@ public:
         find_least();
     }
 
+    /// The summary as bytes, to merge summaries across processes or keep one: "KPHK", format 1,
+    /// then k, width and depth (u32 little-endian), total (u64), the sketch row by row (u64 each),
+    /// the candidate count (u32) and each candidate in key order: its key's length (u32), its bytes
+    /// and its lower count (u64). Estimates are not stored: they are the sketch's. 28 + 8 w d bytes
+    /// and 12 + the key's bytes a candidate.
+    [[nodiscard]] auto serialize() const -> std::string {
+        std::string out = "KPHK";
+        out.reserve(28 + sketch_.size() * 8 + candidates_.size() * 32);
+        const auto put = [&](std::uint64_t v, int bytes) {
+            for (int b = 0; b < bytes; ++b) {
+                out += static_cast<char>(static_cast<unsigned char>(v >> (8 * b)));
+            }
+        };
+        put(serial_format, 4);
+        put(config_.k, 4);
+        put(config_.width, 4);
+        put(config_.depth, 4);
+        put(total_, 8);
+        for (const auto c : sketch_) {
+            put(c, 8);
+        }
+        std::vector<const std::pair<const std::string, counts>*> sorted;
+        sorted.reserve(candidates_.size());
+        for (const auto& entry : candidates_) {
+            sorted.push_back(&entry);
+        }
+        std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+        put(sorted.size(), 4);
+        for (const auto* entry : sorted) {
+            put(entry->first.size(), 4);
+            out += entry->first;
+            put(entry->second.lower, 8);
+        }
+        return out;
+    }
+    /// A summary from serialize()'s bytes. Errors (invalid_argument, naming the value): no "KPHK"
+    /// at the start, another format, a shape try_make refuses, bytes cut short or left over, more
+    /// candidates than k, a key twice, and a candidate whose lower count is above the sketch's
+    /// estimate (the bytes were changed). Nothing is read past the end of `bytes`.
+    [[nodiscard]] static auto try_parse(std::string_view bytes, error_info& err) -> std::optional<hot_keys> {
+        std::size_t at = 0;
+        bool short_read = false;
+        const auto get = [&](int n) -> std::uint64_t {
+            if (bytes.size() - at < static_cast<std::size_t>(n)) {
+                short_read = true;
+                at = bytes.size();
+                return 0;
+            }
+            std::uint64_t v = 0;
+            for (int b = 0; b < n; ++b) {
+                v |= std::uint64_t{static_cast<unsigned char>(bytes[at++])} << (8 * b);
+            }
+            return v;
+        };
+        const auto refuse = [&](const std::string& why) {
+            err = detail::fail(errc::invalid_argument, "hot-key summary bytes: " + why);
+            return std::nullopt;
+        };
+        const auto cut = [&] {
+            return refuse("cut short: " + std::to_string(bytes.size()) + " bytes end inside the summary");
+        };
+        if (bytes.substr(0, 4) != "KPHK") {
+            return refuse("they do not begin with \"KPHK\" (" + detail::quote(bytes.substr(0, 4)) + ")");
+        }
+        at = 4;
+        const auto format = get(4);
+        if (short_read) {
+            return cut();
+        }
+        if (format != serial_format) {
+            return refuse("format " + std::to_string(format) + " is not " + std::to_string(serial_format));
+        }
+        hot_keys_config shape;
+        shape.k = static_cast<std::size_t>(get(4));
+        shape.width = static_cast<std::size_t>(get(4));
+        shape.depth = static_cast<std::size_t>(get(4));
+        const std::uint64_t total = get(8);
+        if (short_read) {
+            return cut();
+        }
+        auto made = try_make(shape, err);
+        if (!made) {
+            return std::nullopt;
+        }
+        hot_keys h = std::move(*made);
+        if ((bytes.size() - at) / 8 < h.sketch_.size()) {
+            return cut();
+        }
+        for (auto& c : h.sketch_) {
+            c = get(8);
+        }
+        h.total_ = total;
+        const auto n = get(4);
+        if (short_read) {
+            return cut();
+        }
+        if (n > shape.k) {
+            return refuse(std::to_string(n) + " candidates where k is " + std::to_string(shape.k));
+        }
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const auto length = get(4);
+            if (short_read || bytes.size() - at < length) {
+                return cut();
+            }
+            std::string key(bytes.substr(at, static_cast<std::size_t>(length)));
+            at += static_cast<std::size_t>(length);
+            const auto lower = get(8);
+            if (short_read) {
+                return cut();
+            }
+            const auto upper = h.estimate(key);
+            if (lower > upper) {
+                return refuse("candidate " + detail::quote(key) + " counts " + std::to_string(lower) +
+                              " requests, above its estimate " + std::to_string(upper));
+            }
+            if (!h.candidates_.emplace(std::move(key), counts{lower, upper}).second) {
+                return refuse("candidate " + detail::quote(bytes.substr(at - 8 - static_cast<std::size_t>(length),
+                                                                        static_cast<std::size_t>(length))) +
+                              " is listed twice");
+            }
+        }
+        if (at != bytes.size()) {
+            const auto left = bytes.size() - at;
+            return refuse(std::to_string(left) + (left == 1 ? " byte" : " bytes") + " left over after the summary");
+        }
+        h.find_least();
+        err.clear();
+        return h;
+    }
+    /// try_parse, reporting through detail::raise.
+    [[nodiscard]] static auto parse(std::string_view bytes) -> hot_keys {
+        error_info err;
+        auto h = try_parse(bytes, err);
+        if (!h) {
+            detail::raise(err);
+        }
+        return std::move(*h);
+    }
+
     /// The candidates, the largest estimate first (then by key bytes), at most n of them.
     [[nodiscard]] auto top(std::size_t n) const -> std::vector<hot_key> {
         std::vector<hot_key> out;
@@ -255,6 +394,7 @@ public:
 
 private:
     static constexpr std::size_t max_depth = 8;
+    static constexpr std::uint32_t serial_format = 1;
     static constexpr double euler = 2.718281828459045235;
 
     struct counts {
