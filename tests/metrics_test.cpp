@@ -1,10 +1,12 @@
 // Metrics (fleet/metrics.hpp): the Prometheus text a snapshot, a publisher, a watcher, a shadow
-// compare and a hot-key summary give, its values against the library's own analyses and
+// compare, a hot-key summary, a bounded load, fencing and a ramp give, its values against the library's own analyses and
 // counts, its escaping, and promtool's check of all of it together.
 #include "keyplace_catch.hpp"
 
 #include <keyplace/fleet/metrics.hpp>
+#include <keyplace/fleet/ownership.hpp>
 #include <keyplace/fleet/publisher.hpp>
+#include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/ring.hpp>
 
@@ -190,7 +192,51 @@ TEST_CASE("metrics: publisher counts, a watcher's counters, a shadow compare and
         held.push_back(tracker.acquire("user:7"));
     }
     keyplace::append_bounded_load_metrics(m, second->cluster(), tracker);
+    // Fencing at n00, whose weight went from 2 to 3: 1,000 requests stamped with epoch 9 and
+    // 1,000 with epoch 11 (ahead), their verdicts tallied here beside the counts.
+    keyplace::ownership_history history("n00");
+    history.adopt(first);
+    history.adopt(second);
+    keyplace::admission_counts admitted;
+    std::size_t tally[4] = {};
+    for (int i = 0; i < 2000; ++i) {
+        const auto a = history.admit("user:" + std::to_string(i), i < 1000 ? 9 : 11);
+        admitted.record(a);
+        ++tally[static_cast<std::size_t>(a.verdict)];
+    }
+    keyplace::append_fencing_metrics(m, second->cluster(), history, admitted);
+    // A ramp of n00's weight from 2 to 3 in four epochs, two of them published.
+    const auto ramp = keyplace::plan_ramp(*first, *second, {.steps = 4});
+    REQUIRE(ramp.epochs.size() == 4);
+    keyplace::append_ramp_metrics(m, second->cluster(), ramp, 2);
     const std::string t = m.str();
+    const std::string at_n00 = "{cluster=\"eu-1\",node=\"n00\"";
+    CHECK(value_of(t, "keyplace_fencing_admissions_total" + at_n00 + ",verdict=\"serve\"}") == static_cast<double>(tally[0]));
+    CHECK(value_of(t, "keyplace_fencing_admissions_total" + at_n00 + ",verdict=\"redirect\"}") == static_cast<double>(tally[1]));
+    CHECK(value_of(t, "keyplace_fencing_admissions_total" + at_n00 + ",verdict=\"stale\"}") == static_cast<double>(tally[2]));
+    CHECK(value_of(t, "keyplace_fencing_admissions_total" + at_n00 + ",verdict=\"behind\"}") == 1000);
+    CHECK(tally[0] > 0);
+    CHECK(tally[1] > 0);
+    CHECK(tally[2] > 0);  // keys n00 gained at epoch 10, requested under 9
+    CHECK(value_of(t, "keyplace_fencing_epoch" + at_n00 + "}") == 10);
+    CHECK(value_of(t, "keyplace_fencing_oldest_epoch" + at_n00 + "}") == 9);
+    CHECK(value_of(t, "keyplace_fencing_placements" + at_n00 + "}") == 2);
+    CHECK(value_of(t, "keyplace_fencing_truncated" + at_n00 + "}") == 0);
+    const std::string ramp_labels = "{cluster=\"eu-1\",node=\"n00\",method=\"weights\"}";
+    CHECK(value_of(t, "keyplace_ramp_epochs" + ramp_labels) == 4);
+    CHECK(value_of(t, "keyplace_ramp_epochs_published" + ramp_labels) == 2);
+    CHECK(value_of(t, "keyplace_ramp_moved_ratio" + ramp_labels) == ramp.moved[0] + ramp.moved[1]);
+    CHECK(value_of(t, "keyplace_ramp_planned_moved_ratio" + ramp_labels) == ramp.total_moved);
+    CHECK(value_of(t, "keyplace_ramp_value" + ramp_labels) == 2.5);  // 2, 2.25, 2.5: half way after two of four
+    {
+        keyplace::metrics_text bad;
+        CHECK_THROWS_WITH(keyplace::append_ramp_metrics(bad, "eu-1", ramp, 5),
+                          "ramp metrics: 5 epochs published of a ramp of 4");
+        keyplace::metrics_text none;
+        keyplace::append_ramp_metrics(none, "eu-1", ramp, 0);
+        CHECK(none.str().find("keyplace_ramp_value") == std::string::npos);
+        CHECK(value_of(none.str(), "keyplace_ramp_moved_ratio" + ramp_labels) == 0);
+    }
     CHECK(value_of(t, "keyplace_bounded_load_in_flight{cluster=\"eu-1\"}") == 10);
     CHECK(value_of(t, "keyplace_bounded_load_overflows_total{cluster=\"eu-1\"}") == static_cast<double>(tracker.overflows()));
     CHECK(tracker.overflows() > 0);  // 10 requests, no node's cap at 10 in flight over 12 nodes is 10

@@ -1,7 +1,7 @@
 // keyplace — which node owns a key. Placement health as metrics: text in the Prometheus
 // exposition format (version 0.0.4, which OpenMetrics parsers also read) for a snapshot's
-// members and exact ownership, a publisher's counts, a watcher's counters, a shadow compare and
-// the hot keys of a summary. Written here, with no dependency; serving it is the program's
+// members and exact ownership, a publisher's counts, a watcher's counters, a shadow compare, the
+// hot keys of a summary, a bounded load, fencing at the owner and a ramp being published. Written here, with no dependency; serving it is the program's
 // (keyplace-cli etcd watch --metrics serves it over HTTP). The names: doc/metrics.md.
 #ifndef KEYPLACE_FLEET_METRICS_HPP_INCLUDED
 #define KEYPLACE_FLEET_METRICS_HPP_INCLUDED
@@ -256,6 +256,82 @@ void append_bounded_load_metrics(metrics_text& m, std::string_view cluster, cons
     m.family("keyplace_bounded_load_node_cap", "gauge", "A node's cap at the current number of requests in flight.");
     for (std::uint32_t i = 0; i < s.size(); ++i) {
         m.sample({{"cluster", cluster}, {"node", s.nodes()[i].id}}, t.caps().cap(node_index{i}, total));
+    }
+}
+
+/// Fencing at the owner (fleet/ownership.hpp): an ownership_history and its admission_counts.
+/// keyplace_fencing_admissions_total{cluster, node, verdict} (serve, redirect, stale, behind),
+/// keyplace_fencing_epoch (the newest adopted, 0 before the first), keyplace_fencing_oldest_epoch
+/// (the first epoch of the oldest placement kept: requests stamped before it cannot be served),
+/// keyplace_fencing_placements (distinct placements kept) and keyplace_fencing_truncated (1 once
+/// the capacity dropped one). Templates, so that this header needs no ownership.hpp.
+template <class History, class Counts>
+    requires requires(const History& h, const Counts& c) {
+        h.node_id();
+        h.newest();
+        h.oldest_epoch();
+        h.size();
+        h.truncated();
+        c.for_each([](std::string_view, std::uint64_t) {});
+    }
+void append_fencing_metrics(metrics_text& m, std::string_view cluster, const History& h, const Counts& c) {
+    const std::string_view node = h.node_id();
+    m.family("keyplace_fencing_admissions_total", "counter", "Requests a node's fencing answered, by verdict.");
+    c.for_each([&](std::string_view verdict, std::uint64_t n) {
+        m.sample({{"cluster", cluster}, {"node", node}, {"verdict", verdict}}, n);
+    });
+    const auto one = [&](std::string_view name, std::string_view help, std::uint64_t v) {
+        m.family(name, "gauge", help).sample({{"cluster", cluster}, {"node", node}}, v);
+    };
+    one("keyplace_fencing_epoch", "The newest epoch the node adopted (0 before the first).",
+        h.newest() == nullptr ? 0 : h.newest()->epoch());
+    one("keyplace_fencing_oldest_epoch", "The first epoch of the oldest placement the node keeps (0 when none).",
+        h.oldest_epoch());
+    one("keyplace_fencing_placements", "Distinct placements the node keeps for fencing.", h.size());
+    one("keyplace_fencing_truncated", "1 once the history dropped a placement for its capacity.",
+        std::uint64_t{h.truncated() ? 1U : 0U});
+}
+
+/// A ramp being published (fleet/ramp.hpp's ramp_plan, `published` of its epochs out so far):
+/// keyplace_ramp_epochs and keyplace_ramp_epochs_published {cluster, node, method},
+/// keyplace_ramp_moved_ratio (what the published epochs moved, the sum of their `moved`),
+/// keyplace_ramp_planned_moved_ratio (the whole chain's) and keyplace_ramp_one_shot_moved_ratio
+/// (one epoch straight to the target), keyplace_ramp_value (the node's weight or points under the
+/// newest published epoch; absent before the first). Throws keyplace::error (invalid_argument)
+/// for `published` above the plan's epochs, naming both. A template, as above.
+template <class Plan>
+    requires requires(const Plan& p) {
+        p.epochs.size();
+        p.moved[0];
+        p.values[0];
+        p.node;
+        p.method;
+        p.total_moved;
+        p.one_shot_moved;
+    }
+void append_ramp_metrics(metrics_text& m, std::string_view cluster, const Plan& p, std::size_t published) {
+    if (published > p.epochs.size()) {
+        detail::raise(detail::fail(errc::invalid_argument, "ramp metrics: " + std::to_string(published) +
+                                                               " epochs published of a ramp of " +
+                                                               std::to_string(p.epochs.size())));
+    }
+    const std::string method(to_string(p.method));
+    const std::initializer_list<metric_label> labels{{"cluster", cluster}, {"node", p.node}, {"method", method}};
+    m.family("keyplace_ramp_epochs", "gauge", "Epochs in the ramp being published.").sample(labels, p.epochs.size());
+    m.family("keyplace_ramp_epochs_published", "gauge", "Epochs of the ramp published so far.").sample(labels, published);
+    double moved = 0;
+    for (std::size_t i = 0; i < published; ++i) {
+        moved += p.moved[i];
+    }
+    m.family("keyplace_ramp_moved_ratio", "gauge", "The fraction of keys the published epochs of the ramp moved.")
+        .sample(labels, moved);
+    m.family("keyplace_ramp_planned_moved_ratio", "gauge", "The fraction of keys the whole ramp moves.")
+        .sample(labels, p.total_moved);
+    m.family("keyplace_ramp_one_shot_moved_ratio", "gauge", "The fraction of keys one epoch straight to the target moves.")
+        .sample(labels, p.one_shot_moved);
+    if (published != 0) {
+        m.family("keyplace_ramp_value", "gauge", "The ramped node's weight or point count under the newest published epoch.")
+            .sample(labels, p.values[published - 1]);
     }
 }
 

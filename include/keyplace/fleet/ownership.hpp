@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -51,6 +52,27 @@ struct admission {
     const snapshot_node* owner = nullptr;
     /// For serve and stale: the epoch since which this node has held the key.
     std::uint64_t since = 0;
+};
+
+/// How many admit() answers a node gave, by verdict, for its metrics (append_fencing_metrics in
+/// fleet/metrics.hpp). record() is one relaxed atomic add, from any thread; the counts only grow.
+class admission_counts {
+public:
+    void record(admit_verdict v) noexcept { counts_[static_cast<std::size_t>(v)].fetch_add(1, std::memory_order_relaxed); }
+    void record(const admission& a) noexcept { record(a.verdict); }
+    [[nodiscard]] auto count(admit_verdict v) const noexcept -> std::uint64_t {
+        return counts_[static_cast<std::size_t>(v)].load(std::memory_order_relaxed);
+    }
+    /// f(verdict name, count) for serve, redirect, stale and behind, in that order.
+    template <class F>
+    void for_each(F&& f) const {
+        for (const auto v : {admit_verdict::serve, admit_verdict::redirect, admit_verdict::stale, admit_verdict::behind}) {
+            f(to_string(v), count(v));
+        }
+    }
+
+private:
+    std::array<std::atomic<std::uint64_t>, 4> counts_{};
 };
 
 /// The snapshots one node adopted, newest last, for fencing at the owner (doc/rollout.md,

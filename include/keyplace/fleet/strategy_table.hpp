@@ -106,6 +106,15 @@ enum class ramp_method : std::uint8_t {
     points,   ///< a prefix of the node's given points (tokens), growing or shrinking
 };
 
+[[nodiscard]] constexpr auto to_string(ramp_method m) noexcept -> std::string_view {
+    switch (m) {
+        case ramp_method::none: return "none";
+        case ramp_method::weights: return "weights";
+        case ramp_method::points: return "points";
+    }
+    return "?";
+}
+
 /// One strategy a snapshot can hold.
 struct strategy_row {
     std::string_view name;
