@@ -105,7 +105,7 @@ using commands = entry_list<hash_command, hot_keys_command, locate_command, diff
                             snapshot_rollback_command,
                             shadow_command,
                             plan_command, what_if_command, metrics_command, advise_command, etcd_publish_command, etcd_current_command, etcd_watch_command,
-                            etcd_ramp_command, etcd_status_command>;
+                            etcd_ramp_command, etcd_status_command, contact_command, shard_command>;
 
 /// A command's positional arguments become its options, in order: "verify F" is "verify --file F".
 template <class C>

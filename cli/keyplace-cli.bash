@@ -5,7 +5,7 @@ _keyplace_cli() {
     local command=${COMP_WORDS[1]} first=2
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd help --help --version' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd contact shard help --help --version' -- "$cur"))
         return
     fi
     case $command in
@@ -21,7 +21,7 @@ _keyplace_cli() {
         command="$command ${COMP_WORDS[2]}"
         first=3 ;;
     help)
-        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'hash hot-keys locate diff stats allocate redis snapshot shadow plan what-if metrics advise etcd contact shard help' -- "$cur"))
         return ;;
     esac
     local options='' valued='' files='' positional=0
@@ -146,6 +146,16 @@ _keyplace_cli() {
             valued='--endpoints --cluster --cacert --cert --key --user --password-file'
             files='--cacert --cert --key --password-file'
             positional=0 ;;
+        'contact')
+            options='--snapshot --key --level --zone --op --down --read-only --all-copies --json --help'
+            valued='--snapshot --key --level --zone --op --down --read-only'
+            files='--snapshot'
+            positional=1 ;;
+        'shard')
+            options='--snapshot --tenant --size --max-overlap --json --help'
+            valued='--snapshot --tenant --size --max-overlap'
+            files='--snapshot'
+            positional=1 ;;
         *) return ;;
     esac
     if ((COMP_CWORD > first)) && [[ " $valued " == *" $prev "* ]]; then

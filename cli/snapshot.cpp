@@ -44,6 +44,14 @@ auto plan_command::run(const parsed_args& a, std::istream&) -> std::string {
     return plan(a);
 }
 
+auto shard_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return shard(a);
+}
+
+auto contact_command::run(const parsed_args& a, std::istream&) -> std::string {
+    return contact(a);
+}
+
 auto what_if_command::run(const parsed_args& a, std::istream&) -> std::string {
     return what_if(a);
 }

@@ -86,6 +86,23 @@ inline constexpr plain_option lose_option{
 inline constexpr plain_option hot_keys_flag{
     {"hot-keys", "", "also the hot keys of the key stream on stdin (one request a line; a default summary, its top 10)"}};
 
+inline constexpr plain_option contact_key_option{{"key", "K", "the key to read or write", true}};
+inline constexpr plain_option level_option{
+    {"level", "L", "ONE, QUORUM, ALL, LOCAL_QUORUM or EACH_QUORUM (any case)"}, "QUORUM"};
+inline constexpr plain_option zone_option{{"zone", "Z", "the caller's zone: its copies are asked first (LOCAL_QUORUM: only)"}};
+inline constexpr plain_option op_option{{"op", "read|write", "the operation"}, "read"};
+inline constexpr plain_option down_option{{"down", "ID,...", "nodes that are down: not contacted"}};
+inline constexpr plain_option read_only_option{
+    {"read-only", "ID,...", "nodes that answer reads only (a write sends them the invalidation)"}};
+inline constexpr plain_option all_copies_flag{{"all-copies", "", "a read contacts every copy at once, not only as many as needed"}};
+
+inline constexpr plain_option tenant_option{
+    {"tenant", "T[,T...]", "the tenant, or several assigned in order (with --max-overlap)", true}};
+inline constexpr number_option<std::size_t> shard_size_option{{"size", "K", "nodes in a shard", true}, std::nullopt, 1};
+inline constexpr number_option<std::size_t> max_overlap_option{
+    {"max-overlap", "M", "no two tenants' shards share more than M nodes (tenants assigned in the order given)"},
+    std::nullopt};
+
 // ---- the commands -------------------------------------------------------------------------------
 
 struct snapshot_create_command {
@@ -188,6 +205,32 @@ struct what_if_command {
     static constexpr strategy_use strategy_options = strategy_use::none;
     static constexpr std::tuple positionals{&file_option};
     static constexpr auto options() { return std::tuple{&file_option, &lose_option, &json_flag}; }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct contact_command {
+    static constexpr std::string_view name = "contact";
+    static constexpr std::string_view help =
+        "whom to ask for a key: the copies to contact first and then, the answers a consistency level needs";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() {
+        return std::tuple{&file_option, &contact_key_option, &level_option,    &zone_option,   &op_option,
+                          &down_option, &read_only_option,   &all_copies_flag, &json_flag};
+    }
+    static auto run(const parsed_args& a, std::istream&) -> std::string;
+};
+
+struct shard_command {
+    static constexpr std::string_view name = "shard";
+    static constexpr std::string_view help = "a tenant's shuffle shard: K active nodes spread evenly over zones";
+    static constexpr component needs = component::snapshots;
+    static constexpr strategy_use strategy_options = strategy_use::none;
+    static constexpr std::tuple positionals{&file_option};
+    static constexpr auto options() {
+        return std::tuple{&file_option, &tenant_option, &shard_size_option, &max_overlap_option, &json_flag};
+    }
     static auto run(const parsed_args& a, std::istream&) -> std::string;
 };
 

@@ -14,11 +14,13 @@
 #include "spec.hpp"
 #include "stream.hpp"
 
+#include <keyplace/fleet/contact.hpp>
 #include <keyplace/fleet/json.hpp>
 #include <keyplace/fleet/metrics.hpp>
 #include <keyplace/fleet/ramp.hpp>
 #include <keyplace/fleet/rollback.hpp>
 #include <keyplace/fleet/shadow.hpp>
+#include <keyplace/fleet/shuffle_shard.hpp>
 #include <keyplace/fleet/snapshot.hpp>
 #include <keyplace/fleet/transfer_plan.hpp>
 #include <keyplace/fleet/what_if.hpp>
@@ -715,6 +717,165 @@ inline auto what_if(const parsed_args& a) -> std::string {
         input_error(m.starts_with(prefix) ? m : "what-if: " + m);
     }
     return a.has(json_flag.spec) ? r->to_json() + "\n" : r->to_text();
+}
+
+inline auto shard(const parsed_args& a) -> std::string {
+    const auto s = load_snapshot_file(a.value(file_option.spec));
+    const std::size_t k = shard_size_option.find(a).value_or(0);
+    const auto bound = max_overlap_option.find(a);
+    std::vector<std::string> tenants;
+    for (const auto t : split(a.value(tenant_option.spec), ',')) {
+        tenants.emplace_back(t);
+    }
+    if (tenants.size() > 1 && !bound) {
+        usage_error("--tenant lists " + std::to_string(tenants.size()) + " tenants: several need --max-overlap");
+    }
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> shards;
+    keyplace::error_info err;
+    if (bound) {
+        keyplace::shard_allocator alloc(*s, *bound);
+        for (const auto& t : tenants) {
+            if (!alloc.try_assign(t, k, err)) {
+                // A size or tenant the arguments got wrong; a bound no shard meets is the cluster's.
+                if (err.message().starts_with("shuffle shard: no shard")) {
+                    input_error(err.message());
+                }
+                usage_error(err.message());
+            }
+        }
+        shards = alloc.shards();
+    } else {
+        auto one = keyplace::try_shuffle_shard(*s, tenants.front(), k, err);
+        if (!one) {
+            usage_error(err.message());
+        }
+        shards.emplace_back(tenants.front(), std::move(*one));
+    }
+    const auto nodes = s->nodes();
+    if (a.has(json_flag.spec)) {
+        keyplace::detail::json_writer w;
+        w.begin_object().member("size", k);
+        if (bound) {
+            w.member("max_overlap", *bound);
+        }
+        w.key("shards").begin_array();
+        for (const auto& [t, shard] : shards) {
+            w.begin_object().member("tenant", t).key("nodes").begin_array();
+            for (const auto i : shard) {
+                w.begin_object().member("id", nodes[i].id).member("zone", nodes[i].where.zone).end_object();
+            }
+            w.end_array().end_object();
+        }
+        w.end_array().end_object();
+        return std::move(w).str() + "\n";
+    }
+    std::string out;
+    for (const auto& [t, shard] : shards) {
+        out += t + ":";
+        for (const auto i : shard) {
+            out += " " + nodes[i].id + (nodes[i].where.zone.empty() ? std::string() : "@" + nodes[i].where.zone);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+inline auto contact(const parsed_args& a) -> std::string {
+    const auto s = load_snapshot_file(a.value(file_option.spec));
+    keyplace::contact_request r;
+    const std::string level_text = a.get(level_option.spec).value_or("QUORUM");
+    const auto level = keyplace::parse_consistency(level_text);
+    if (!level) {
+        usage_error("--level " + quote(level_text) + " is not ONE, QUORUM, ALL, LOCAL_QUORUM or EACH_QUORUM");
+    }
+    r.level = *level;
+    const std::string op = a.get(op_option.spec).value_or("read");
+    if (op != "read" && op != "write") {
+        usage_error("--op " + quote(op) + " is not read or write");
+    }
+    r.op = op == "read" ? keyplace::contact_op::read : keyplace::contact_op::write;
+    const std::string zone = a.get(zone_option.spec).value_or("");
+    r.zone = zone;
+    r.minimize = !a.has(all_copies_flag.spec);
+    std::vector<keyplace::node_health> health(s->nodes().size(), keyplace::node_health::up);
+    for (const auto& [option, h] : {std::pair{&down_option, keyplace::node_health::down},
+                                    std::pair{&read_only_option, keyplace::node_health::read_only}}) {
+        const auto list = a.get(option->spec);
+        if (!list) {
+            continue;
+        }
+        for (const auto id : split(*list, ',')) {
+            const auto* n = s->find(id);
+            if (n == nullptr) {
+                usage_error("--" + std::string(option->spec.name) + ": " + quote(id) + " is not a node of the snapshot");
+            }
+            health[static_cast<std::size_t>(n - s->nodes().data())] = h;
+        }
+    }
+    r.health = health;
+    const std::string key = a.value(contact_key_option.spec);
+    const keyplace::contact_planner planner(*s);
+    keyplace::contact_plan p;
+    keyplace::error_info err;
+    if (!planner.try_plan(key, r, p, err)) {
+        // A zone the snapshot does not have, or a level without the zone: the arguments; too few
+        // copies that can answer: the cluster's state.
+        if (err.code() == keyplace::errc::replica_shortfall) {
+            input_error(err.message());
+        }
+        usage_error(err.message());
+    }
+    const auto nodes = s->nodes();
+    const auto contacts = p.contacts();
+    if (a.has(json_flag.spec)) {
+        keyplace::detail::json_writer w;
+        w.begin_object()
+            .member("key", key)
+            .member("op", op)
+            .member("level", keyplace::to_string(p.level()))
+            .member("zone", zone)
+            .member("need", p.need())
+            .member("max_failures", p.max_failures())
+            .member("cross_zone_initial", p.cross_zone_initial());
+        const auto list = [&](std::string_view name, std::size_t from, std::size_t to) {
+            w.key(name).begin_array();
+            for (std::size_t i = from; i < to; ++i) {
+                const auto& c = contacts[i];
+                w.begin_object()
+                    .member("id", nodes[c.node].id)
+                    .member("zone", p.zone_name(c.group))
+                    .member("local", c.local)
+                    .member("counts", c.counts)
+                    .member("pending", c.pending)
+                    .end_object();
+            }
+            w.end_array();
+        };
+        list("initial", 0, p.initial());
+        list("then", p.initial(), contacts.size());
+        w.end_object();
+        return std::move(w).str() + "\n";
+    }
+    const auto describe = [&](std::size_t from, std::size_t to) {
+        std::string out;
+        for (std::size_t i = from; i < to; ++i) {
+            const auto& c = contacts[i];
+            std::string notes = std::string(p.zone_name(c.group));
+            notes += c.local ? ", local" : "";
+            notes += c.pending ? ", gained in the transition" : "";
+            notes += c.counts ? "" : ", invalidation only";
+            out += (out.empty() ? "" : ", ") + nodes[c.node].id + " (" + notes + ")";
+        }
+        return out.empty() ? std::string("none") : out;
+    };
+    std::string out = std::string(keyplace::to_string(p.level())) + " " + op + " of " + quote(key) +
+                      (zone.empty() ? std::string() : " from zone " + quote(zone)) + ": " + std::to_string(p.need()) +
+                      " answers needed, " + std::to_string(p.max_failures()) +
+                      (p.max_failures() == 1 ? " failure survived\n" : " failures survived\n");
+    out += "first wave: " + describe(0, p.initial()) + "\n";
+    out += "then, one at a time on a failure or a hedge: " + describe(p.initial(), contacts.size()) + "\n";
+    out += "cross-zone contacts in the first wave: " + std::to_string(p.cross_zone_initial()) + "\n";
+    return out;
 }
 
 inline auto metrics(const parsed_args& a, std::istream& in) -> std::string {

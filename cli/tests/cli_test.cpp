@@ -1055,6 +1055,77 @@ TEST_CASE("cli: a partition table through snapshot create, next and plan", "[cli
     expect_failure(run_cli({"snapshot", "next", p1, "--add", "a"}), 1, "'a'");
 }
 
+TEST_CASE("cli: contact plans whom to ask for a key at a consistency level", "[cli][snapshot][contact]") {
+    // 3 zones x 4 nodes (a*, b*, c* in z0, z1, z2), 3 copies a key, one in each zone.
+    const std::string all = "a0@eu/z0/r0,a1@eu/z0/r0,a2@eu/z0/r1,a3@eu/z0/r1,b0@eu/z1/r2,b1@eu/z1/r2,b2@eu/z1/r3,"
+                            "b3@eu/z1/r3,c0@eu/z2/r4,c1@eu/z2/r4,c2@eu/z2/r5,c3@eu/z2/r5";
+    const auto made = run_cli({"snapshot", "create", "--strategy", "maglev", "--cluster", "c", "--copies", "3",
+                               "--spread", "zone", "--nodes", all});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_contact.json", made.out);
+    // QUORUM from z1: its copy first (a b node), then one other: one cross-zone contact.
+    const auto q = run_cli({"contact", path, "--key", "user:42", "--zone", "z1"});
+    REQUIRE(q.status == 0);
+    CHECK(q.out.rfind("QUORUM read of 'user:42' from zone 'z1': 2 answers needed, 1 failure survived\nfirst wave: b", 0) == 0);
+    CHECK_THAT(q.out, Catch::Matchers::Contains(" (z1, local), "));
+    CHECK_THAT(q.out, Catch::Matchers::Contains("\ncross-zone contacts in the first wave: 1\n"));
+    const auto every = run_cli({"contact", path, "--key", "user:42", "--zone", "z1", "--all-copies", "--json"});
+    REQUIRE(every.status == 0);
+    CHECK_THAT(every.out, Catch::Matchers::Contains("\"need\":2,\"max_failures\":1,\"cross_zone_initial\":2,"));
+    CHECK_THAT(every.out, Catch::Matchers::Contains("\"then\":[]"));
+    const auto local = run_cli({"contact", path, "--key", "user:42", "--zone", "z2", "--level", "local_quorum", "--json"});
+    REQUIRE(local.status == 0);
+    CHECK_THAT(local.out, Catch::Matchers::Contains("\"need\":1,\"max_failures\":0,\"cross_zone_initial\":0,\"initial\":[{\"id\":\"c"));
+    // A write goes to every copy; a read-only copy takes the invalidation only.
+    const auto w = run_cli({"contact", path, "--key", "user:42", "--op", "write", "--read-only", "a0,a1,a2,a3", "--json"});
+    REQUIRE(w.status == 0);
+    CHECK_THAT(w.out, Catch::Matchers::Contains("\"need\":2,\"max_failures\":0,"));
+    CHECK_THAT(w.out, Catch::Matchers::Contains("\"zone\":\"z0\",\"local\":false,\"counts\":false"));
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--level", "TWO"}), 2,
+                   "--level 'TWO' is not ONE, QUORUM, ALL, LOCAL_QUORUM or EACH_QUORUM");
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--zone", "z9"}), 2, "contact plan: no node is in zone 'z9'");
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--level", "local_quorum"}), 2,
+                   "contact plan: LOCAL_QUORUM needs the caller's zone");
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--op", "delete"}), 2, "--op 'delete' is not read or write");
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--down", "a0,zz"}), 2,
+                   "--down: 'zz' is not a node of the snapshot");
+    expect_failure(run_cli({"contact", path, "--key", "user:42", "--down", all.substr(0, 0) + "a0,a1,a2,a3,b0,b1,b2,b3"}), 1,
+                   "contact plan: QUORUM read of 'user:42' needs 2 answers, 1 copies can give one ('");
+    expect_failure(run_cli({"contact", path}), 2, "--key");
+}
+
+TEST_CASE("cli: shard gives a tenant its shuffle shard, several with an overlap bound", "[cli][snapshot][shuffle_shard]") {
+    const auto made = run_cli({"snapshot", "create", "--strategy", "rendezvous", "--cluster", "c", "--nodes",
+                               "a0@eu/z0,a1@eu/z0,a2@eu/z0,a3@eu/z0,b0@eu/z1,b1@eu/z1,b2@eu/z1,b3@eu/z1,c0@eu/z2,"
+                               "c1@eu/z2,c2@eu/z2,c3@eu/z2"});
+    REQUIRE(made.status == 0);
+    const auto path = temp_file("kp_cli_shard.json", made.out);
+    const auto one = run_cli({"shard", path, "--tenant", "acme", "--size", "6"});
+    REQUIRE(one.status == 0);
+    CHECK(one.out.rfind("acme: ", 0) == 0);
+    for (const char* zone : {"@z0", "@z1", "@z2"}) {  // two in each zone
+        std::size_t n = 0;
+        for (auto at = one.out.find(zone); at != std::string::npos; at = one.out.find(zone, at + 1)) {
+            ++n;
+        }
+        CHECK(n == 2);
+    }
+    // The same shard again (it depends only on the tenant and the nodes).
+    CHECK(run_cli({"shard", path, "--tenant", "acme", "--size", "6"}).out == one.out);
+    const auto several = run_cli({"shard", path, "--tenant", "t1,t2,t3", "--size", "3", "--max-overlap", "1", "--json"});
+    REQUIRE(several.status == 0);
+    CHECK_THAT(several.out, Catch::Matchers::Contains("{\"size\":3,\"max_overlap\":1,\"shards\":[{\"tenant\":\"t1\",\"nodes\":[{\"id\":"));
+    expect_failure(run_cli({"shard", path, "--tenant", "acme", "--size", "13"}), 2,
+                   "shuffle shard: size 13 for tenant 'acme' is outside 1..12 (the snapshot's active nodes)");
+    expect_failure(run_cli({"shard", path, "--tenant", "a,b", "--size", "2"}), 2,
+                   "--tenant lists 2 tenants: several need --max-overlap");
+    expect_failure(run_cli({"shard", path, "--tenant", "a,,b", "--size", "2", "--max-overlap", "1"}), 2,
+                   "shuffle shard: the tenant is empty");
+    expect_failure(run_cli({"shard", path, "--tenant", "a,b", "--size", "12", "--max-overlap", "0"}), 1,
+                   "shuffle shard: no shard of 12 nodes for tenant 'b' overlaps every assigned shard in at most 0");
+    expect_failure(run_cli({"shard", path, "--tenant", "acme"}), 2, "--size");
+}
+
 TEST_CASE("cli: what-if loses a zone, two zones or nodes of a snapshot and refuses what it does not have",
           "[cli][snapshot][what_if]") {
     // 3 zones x 4 nodes, 3 copies a key, one in each zone.
