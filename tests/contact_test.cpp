@@ -335,12 +335,24 @@ TEST_CASE("contact: one cross-zone contact per QUORUM read from a zone, two when
     }
     CHECK(plans == 30000);
     // The zones a key's request survives losing, one copy a zone: QUORUM 1, ONE 2, ALL and
-    // EACH_QUORUM 0, a LOCAL_QUORUM read every zone but the caller's (2).
+    // EACH_QUORUM 0, a LOCAL_QUORUM read 0 (it asks its own zone alone); with one copy down
+    // already, QUORUM survives no further zone (as max_failures says).
     for (const auto& [level, zones] : {std::pair{consistency::quorum, 1U}, {consistency::one, 2U}, {consistency::all, 0U},
-                                       {consistency::each_quorum, 0U}, {consistency::local_quorum, 2U}}) {
+                                       {consistency::each_quorum, 0U}, {consistency::local_quorum, 0U}}) {
         REQUIRE(planner.try_plan("user:42", {.level = level, .zone = "z1"}, p, err));
         CHECK(p.max_unavailable_zones() == zones);
     }
+    std::vector<node_health> one_down(s.nodes().size(), node_health::up);
+    std::vector<std::uint32_t> copies(3);
+    copies.resize(s.current().copies_of("user:42", copies));
+    one_down[copies[2]] = node_health::down;
+    REQUIRE(planner.try_plan("user:42", {.level = consistency::quorum, .health = one_down}, p, err));
+    CHECK(p.max_failures() == 0);
+    CHECK(p.max_unavailable_zones() == 0);
+    // A refused plan holds no contact, and a tracker on it fails rather than succeeds.
+    CHECK_FALSE(planner.try_plan("user:42", {.level = consistency::local_quorum}, p, err));
+    CHECK(p.contacts().empty());
+    CHECK(keyplace::contact_tracker(p).state() == contact_state::failed);
 }
 
 TEST_CASE("contact: bad input is refused, naming the value", "[contact][errors]") {

@@ -180,7 +180,7 @@ TEST_CASE("hot_keys: serialized, parsed and merged across processes, the same su
     auto small = keyplace::hot_keys::make({.k = 2, .width = 16, .depth = 1});
     small.observe("ab", 3);
     const std::string b = small.serialize();
-    REQUIRE(b.size() == 28 + 16 * 8 + 4 + (4 + 2 + 8));
+    REQUIRE(b.size() == 28 + 16 * 8 + 4 + (4 + 2 + 16));
     CHECK(b.substr(0, 4) == "KPHK");
     const auto u32 = [&](std::size_t at) {
         std::uint32_t v = 0;
@@ -197,6 +197,31 @@ TEST_CASE("hot_keys: serialized, parsed and merged across processes, the same su
     CHECK(u32(28 + 128) == 1);
     CHECK(u32(28 + 128 + 4) == 2);
     CHECK(b.substr(28 + 128 + 8, 2) == "ab");
+
+    // A candidate's upper count is the estimate when last raised, and it decides evictions: x and
+    // y share a counter, so y's observation raises x's estimate but not x's upper count. Parsed,
+    // the summary keeps x's 1 and evicts x for z as the original does.
+    auto tiny = keyplace::hot_keys::make({.k = 2, .width = 16, .depth = 1});
+    const std::string x = "x0";
+    // The first key prefix<i> whose estimate after observing x alone is `estimate`: 1 shares
+    // x's counter, 0 does not.
+    const auto key_with = [&](const std::string& prefix, std::uint64_t estimate) {
+        auto probe = keyplace::hot_keys::make({.k = 2, .width = 16, .depth = 1});
+        probe.observe(x);
+        for (int i = 1;; ++i) {
+            if (probe.estimate(prefix + std::to_string(i)) == estimate) {
+                return prefix + std::to_string(i);
+            }
+        }
+    };
+    const std::string y = key_with("x", 1);
+    const std::string z = key_with("z", 0);
+    tiny.observe(x);
+    tiny.observe(y);
+    auto parsed = keyplace::hot_keys::parse(tiny.serialize());
+    tiny.observe(z, 2);
+    parsed.observe(z, 2);
+    CHECK(parsed.serialize() == tiny.serialize());
 }
 
 TEST_CASE("hot_keys: bytes that are not a summary are refused, naming what is wrong, never read past the end") {
@@ -230,10 +255,23 @@ TEST_CASE("hot_keys: bytes that are not a summary are refused, naming what is wr
     v[8] = 1;  // k 1, two candidates
     refused(v, "hot-key summary bytes: 2 candidates where k is 1");
     v = b;
-    v[28 + 128 + 8 + 2] = 9;  // the lower count of "ab" 9 > its estimate 3
-    refused(v, "hot-key summary bytes: candidate 'ab' counts 9 requests, above its estimate 3");
+    v[28 + 128 + 8 + 2] = 9;  // the lower count of "ab" 9 > its upper 3
+    refused(v, "hot-key summary bytes: candidate 'ab' counts 9 to 3 requests, outside 0..3 (its estimate) or in the wrong order");
     v = b;
-    v.replace(28 + 128 + 8 + 2 + 8 + 4, 2, "ab");  // "cd" renamed "ab": listed twice
+    v[28 + 128 + 8 + 2 + 8] = 5;  // the upper count of "ab" 5 > its estimate 3
+    refused(v, "hot-key summary bytes: candidate 'ab' counts 3 to 5 requests, outside 0..3 (its estimate) or in the wrong order");
+    v = b;
+    v[20] = 1;  // total 1, where the sketch's row counts 4
+    refused(v, "hot-key summary bytes: sketch row 0 counts more than the total 1");
+    // 28 bytes claiming a 2^24 x 8 sketch are cut short before anything is allocated.
+    std::string huge = b.substr(0, 28);
+    huge[8] = 1;
+    huge[12] = 0;
+    huge[15] = 1;  // width 2^24
+    huge[16] = 8;  // depth 8
+    refused(huge, "hot-key summary bytes: cut short: 28 bytes end inside the summary");
+    v = b;
+    v.replace(28 + 128 + 4 + (4 + 2 + 16) + 4, 2, "ab");  // "cd" renamed "ab": listed twice
     // "ab" has estimate 3 >= 1, so the duplicate is what is refused.
     refused(v, "hot-key summary bytes: candidate 'ab' is listed twice");
 }

@@ -211,6 +211,26 @@ TEST_CASE("skew advisor: bad targets, strategies and weights are refused, naming
             "skew target nan is below 1 (1 is perfect balance)");
     refused("shelf", four, 1.1, keyplace::errc::invalid_argument,
             "skew advisor: strategy 'shelf' is not ring, maglev, partitions or tokens");
+    refused("ring", {}, 1.1, keyplace::errc::invalid_argument, "skew forecast: no nodes");
+    refused("ring", {1.0, 0.0}, 1.1, keyplace::errc::invalid_weight,
+            "skew forecast: node 1's weight 0.000000 is not finite and > 0");
+    refused("maglev", four, 1.0, keyplace::errc::invalid_argument,
+            "skew target 1.000000 is out of reach: no prime Maglev table of at most 16777216 entries meets it");
+    // Weights the search cannot serve are refused, not thrown or overflowed: a node so light it
+    // needs more than the cap for one point or token, a node so heavy one unit exceeds 65,536.
+    refused("ring", {1.0, 1e-300}, 1.1, keyplace::errc::invalid_argument,
+            "skew target 1.100000 is out of reach: the lightest node needs more than 65536 vnodes a unit of weight for one point");
+    refused("tokens", {1.0, 1e-4}, 1.1, keyplace::errc::invalid_argument,
+            "skew target 1.100000 is out of reach: the lightest node needs 5000.000000 tokens a unit of weight for one "
+            "token, above the 1024 the heaviest node allows (at most 65536 tokens a node, 1,024 a unit)");
+    refused("tokens", {70000.0}, 1.1, keyplace::errc::invalid_argument,
+            "skew target 1.100000 is out of reach: the lightest node needs 1.000000 tokens a unit of weight for one token, "
+            "above the 0 the heaviest node allows (at most 65536 tokens a node, 1,024 a unit)");
+    // Two nodes, one of a quarter weight, a loose target: the search starts at 2 tokens a unit
+    // (the light node's first token), never below.
+    const auto quarter = keyplace::advise_skew("tokens", std::vector<double>{1.0, 0.25}, 5.0);
+    CHECK(quarter.value == 2);
+    CHECK_THROWS_AS(keyplace::forecast_ring_skew(std::vector<double>{1e300}, 160), keyplace::error);
     // Three nodes never split the circle evenly by halving ranges: 1,024 tokens still miss 1.
     keyplace::error_info err;
     CHECK_FALSE(keyplace::try_advise_skew("tokens", std::vector<double>(3, 1.0), 1.0, err).has_value());

@@ -71,19 +71,8 @@ public:
         return std::move(*h);
     }
     [[nodiscard]] static auto try_make(const hot_keys_config& config, error_info& err) -> std::optional<hot_keys> {
-        const auto outside = [&](std::string_view what, std::size_t v, std::string_view range) {
-            err = detail::fail(errc::invalid_argument,
-                               "hot-key " + std::string(what) + " " + std::to_string(v) + " is outside " + std::string(range));
+        if (!check_shape(config, err)) {
             return std::nullopt;
-        };
-        if (config.k == 0 || config.k > max_hot_keys) {
-            return outside("count k", config.k, "1.." + std::to_string(max_hot_keys));
-        }
-        if (config.width < 16 || config.width > (std::size_t{1} << 24) || (config.width & (config.width - 1)) != 0) {
-            return outside("sketch width", config.width, "the powers of two 16..16777216");
-        }
-        if (config.depth == 0 || config.depth > max_depth) {
-            return outside("sketch depth", config.depth, "1..8");
         }
         err.clear();
         return hot_keys(config);
@@ -197,9 +186,11 @@ public:
 
     /// The summary as bytes, to merge summaries across processes or keep one: "KPHK", format 1,
     /// then k, width and depth (u32 little-endian), total (u64), the sketch row by row (u64 each),
-    /// the candidate count (u32) and each candidate in key order: its key's length (u32), its bytes
-    /// and its lower count (u64). Estimates are not stored: they are the sketch's. 28 + 8 w d bytes
-    /// and 12 + the key's bytes a candidate.
+    /// the candidate count (u32) and each candidate in key order: its key's length (u32), its bytes,
+    /// its lower count and its upper count as last raised (u64 each; the upper count decides which
+    /// candidate a hotter key replaces, so a parsed summary goes on as the original would). 32 +
+    /// 8 w d bytes, and 20 + the key's bytes a candidate. Throws keyplace::error
+    /// (invalid_argument) for a candidate key of 2^32 bytes or more, whose length has no field.
     [[nodiscard]] auto serialize() const -> std::string {
         std::string out = "KPHK";
         out.reserve(28 + sketch_.size() * 8 + candidates_.size() * 32);
@@ -224,16 +215,24 @@ public:
         std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
         put(sorted.size(), 4);
         for (const auto* entry : sorted) {
+            if (entry->first.size() > 0xffffffffU) {
+                detail::raise(detail::fail(errc::invalid_argument, "hot-key summary: a candidate key of " +
+                                                                       std::to_string(entry->first.size()) +
+                                                                       " bytes cannot be serialized (at most 2^32 - 1)"));
+            }
             put(entry->first.size(), 4);
             out += entry->first;
             put(entry->second.lower, 8);
+            put(entry->second.upper, 8);
         }
         return out;
     }
     /// A summary from serialize()'s bytes. Errors (invalid_argument, naming the value): no "KPHK"
-    /// at the start, another format, a shape try_make refuses, bytes cut short or left over, more
-    /// candidates than k, a key twice, and a candidate whose lower count is above the sketch's
-    /// estimate (the bytes were changed). Nothing is read past the end of `bytes`.
+    /// at the start, another format, a shape try_make refuses, bytes cut short (checked before the
+    /// sketch is allocated, so a few bytes never claim gigabytes) or left over, a sketch row whose
+    /// counts add up to more than the total, more candidates than k, a key twice, and a candidate
+    /// whose counts are not lower <= upper <= the sketch's estimate (the bytes were changed).
+    /// Nothing is read past the end of `bytes`.
     [[nodiscard]] static auto try_parse(std::string_view bytes, error_info& err) -> std::optional<hot_keys> {
         std::size_t at = 0;
         bool short_read = false;
@@ -275,16 +274,27 @@ public:
         if (short_read) {
             return cut();
         }
-        auto made = try_make(shape, err);
-        if (!made) {
+        if (!check_shape(shape, err)) {
             return std::nullopt;
         }
-        hot_keys h = std::move(*made);
-        if ((bytes.size() - at) / 8 < h.sketch_.size()) {
+        if ((bytes.size() - at) / 8 < shape.width * shape.depth) {
             return cut();
         }
+        hot_keys h(shape);
         for (auto& c : h.sketch_) {
             c = get(8);
+        }
+        for (std::size_t r = 0; r < shape.depth; ++r) {
+            std::uint64_t row = 0;
+            bool over = false;
+            for (std::size_t j = 0; j < shape.width; ++j) {
+                const std::uint64_t c = h.sketch_[r * shape.width + j];
+                over = over || c > total - row;
+                row += over ? 0 : c;
+            }
+            if (over) {
+                return refuse("sketch row " + std::to_string(r) + " counts more than the total " + std::to_string(total));
+            }
         }
         h.total_ = total;
         const auto n = get(4);
@@ -302,16 +312,18 @@ public:
             std::string key(bytes.substr(at, static_cast<std::size_t>(length)));
             at += static_cast<std::size_t>(length);
             const auto lower = get(8);
+            const auto upper = get(8);
             if (short_read) {
                 return cut();
             }
-            const auto upper = h.estimate(key);
-            if (lower > upper) {
-                return refuse("candidate " + detail::quote(key) + " counts " + std::to_string(lower) +
-                              " requests, above its estimate " + std::to_string(upper));
+            const auto estimate = h.estimate(key);
+            if (lower > upper || upper > estimate) {
+                return refuse("candidate " + detail::quote(key) + " counts " + std::to_string(lower) + " to " +
+                              std::to_string(upper) + " requests, outside 0.." + std::to_string(estimate) +
+                              " (its estimate) or in the wrong order");
             }
             if (!h.candidates_.emplace(std::move(key), counts{lower, upper}).second) {
-                return refuse("candidate " + detail::quote(bytes.substr(at - 8 - static_cast<std::size_t>(length),
+                return refuse("candidate " + detail::quote(bytes.substr(at - 16 - static_cast<std::size_t>(length),
                                                                         static_cast<std::size_t>(length))) +
                               " is listed twice");
             }
@@ -394,6 +406,24 @@ public:
 
 private:
     static constexpr std::size_t max_depth = 8;
+
+    static auto check_shape(const hot_keys_config& config, error_info& err) -> bool {
+        const auto outside = [&](std::string_view what, std::size_t v, std::string_view range) {
+            err = detail::fail(errc::invalid_argument,
+                               "hot-key " + std::string(what) + " " + std::to_string(v) + " is outside " + std::string(range));
+            return false;
+        };
+        if (config.k == 0 || config.k > max_hot_keys) {
+            return outside("count k", config.k, "1.." + std::to_string(max_hot_keys));
+        }
+        if (config.width < 16 || config.width > (std::size_t{1} << 24) || (config.width & (config.width - 1)) != 0) {
+            return outside("sketch width", config.width, "the powers of two 16..16777216");
+        }
+        if (config.depth == 0 || config.depth > max_depth) {
+            return outside("sketch depth", config.depth, "1..8");
+        }
+        return true;
+    }
     static constexpr std::uint32_t serial_format = 1;
     static constexpr double euler = 2.718281828459045235;
 

@@ -204,7 +204,13 @@ inline auto forecast_ring_skew(std::span<const double> weights, std::size_t vnod
     std::vector<double> points(weights.size());
     double weight = 0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
-        const auto count = detail::round_half_away(static_cast<double>(vnodes) * weights[i]);
+        const double want = static_cast<double>(vnodes) * weights[i];
+        if (!(want < 0x1p40)) {  // a count far beyond any ring, and beyond exact integers soon after
+            detail::raise(detail::fail(errc::invalid_vnodes, "skew forecast: " + std::to_string(vnodes) +
+                                                                 " vnodes give node " + std::to_string(i) +
+                                                                 " more than 2^40 points"));
+        }
+        const auto count = detail::round_half_away(want);
         points[i] = static_cast<double>(count);
         weight += weights[i];
         if (count == 0) {
@@ -258,11 +264,14 @@ inline auto token_forecast(std::span<const double> weights, std::size_t tokens, 
     const auto nodes = skew_nodes(weights);
     std::vector<std::size_t> counts(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const auto c = round_half_away(static_cast<double>(tokens) * weights[i]);
+        const double want = static_cast<double>(tokens) * weights[i];
+        const auto c = want < static_cast<double>(max_allocated_tokens) + 1 ? round_half_away(want) : max_allocated_tokens + 1;
         if (c == 0 || c > max_allocated_tokens) {
             raise(fail(errc::invalid_vnodes, "skew forecast: " + std::to_string(tokens) + " tokens give node " +
-                                                 std::to_string(i) + " " + std::to_string(c) + " tokens, outside 1.." +
-                                                 std::to_string(max_allocated_tokens)));
+                                                 std::to_string(i) + " " +
+                                                 (c > max_allocated_tokens ? "more than " + std::to_string(max_allocated_tokens)
+                                                                           : std::to_string(c)) +
+                                                 " tokens, outside 1.." + std::to_string(max_allocated_tokens)));
         }
         counts[i] = static_cast<std::size_t>(c);
     }
@@ -317,9 +326,13 @@ inline auto try_advise_skew(std::string_view strategy, std::span<const double> w
         // The least V whose forecast p99 meets the target: bisection on a quick forecast (2,000
         // memberships), then the full one, stepping up while it misses.
         double least = *std::min_element(weights.begin(), weights.end());
+        const std::size_t cap = std::size_t{1} << 16;
+        if (!(std::ceil(0.5 / least) <= static_cast<double>(cap))) {
+            return unreachable("the lightest node needs more than " + std::to_string(cap) +
+                               " vnodes a unit of weight for one point");
+        }
         const std::size_t first = static_cast<std::size_t>(std::ceil(0.5 / least));  // every node a point
         std::size_t hi = std::max<std::size_t>(first, 1);
-        const std::size_t cap = std::size_t{1} << 16;
         while (forecast_ring_skew(weights, hi, 2000).p99 > target) {
             if (hi >= cap) {
                 return unreachable("a ring of " + std::to_string(cap) + " vnodes a unit of weight forecasts p99 " +
@@ -408,11 +421,21 @@ inline auto try_advise_skew(std::string_view strategy, std::span<const double> w
         const auto meets = [&](std::size_t t, std::size_t trials) {
             return forecast_token_skew(weights, t, trials).p99 <= target;
         };
+        // Token counts from `first` (the least giving every node a token) to `cap_tokens` (1,024,
+        // or fewer where the heaviest node would ask for more than max_allocated_tokens).
         const double least = *std::min_element(weights.begin(), weights.end());
         const double most = *std::max_element(weights.begin(), weights.end());
-        std::size_t hi = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(0.5 / least)));
-        const auto cap = std::max<std::size_t>(hi, static_cast<std::size_t>(static_cast<double>(max_allocated_tokens) / most));
-        const std::size_t cap_tokens = std::min<std::size_t>(cap, 1024);
+        const double first_real = std::ceil(0.5 / least);
+        const double cap_real = std::floor(static_cast<double>(max_allocated_tokens) / most);
+        const std::size_t cap_tokens = cap_real >= 1024.0 ? 1024 : static_cast<std::size_t>(std::max(cap_real, 0.0));
+        if (!(first_real <= static_cast<double>(cap_tokens))) {
+            return unreachable("the lightest node needs " + std::to_string(first_real) +
+                               " tokens a unit of weight for one token, above the " + std::to_string(cap_tokens) +
+                               " the heaviest node allows (at most " + std::to_string(max_allocated_tokens) +
+                               " tokens a node, 1,024 a unit)");
+        }
+        const auto first = std::max<std::size_t>(1, static_cast<std::size_t>(first_real));
+        std::size_t hi = first;
         while (!meets(hi, 1)) {
             if (hi >= cap_tokens) {
                 return unreachable(std::to_string(cap_tokens) + " tokens a unit of weight forecast p99 " +
@@ -420,7 +443,7 @@ inline auto try_advise_skew(std::string_view strategy, std::span<const double> w
             }
             hi = std::min(cap_tokens, hi * 2);
         }
-        std::size_t lo = std::max<std::size_t>(1, hi / 2);
+        std::size_t lo = std::max<std::size_t>(first, hi / 2);
         while (lo < hi) {
             const std::size_t mid = lo + (hi - lo) / 2;
             if (meets(mid, 1)) {
@@ -431,8 +454,8 @@ inline auto try_advise_skew(std::string_view strategy, std::span<const double> w
         }
         a.value = hi;
         a.forecast = detail::token_forecast(weights, hi, token_forecast_trials, 1, &a.memory_bytes);
-        while (a.forecast.p99 > target && a.value < cap_tokens) {
-            ++a.value;
+        while (a.forecast.p99 > target && a.value < cap_tokens) {  // 1% steps, as the ring's
+            a.value = std::min<std::uint64_t>(cap_tokens, a.value + std::max<std::uint64_t>(1, a.value / 100));
             a.forecast = detail::token_forecast(weights, a.value, token_forecast_trials, 1, &a.memory_bytes);
         }
         if (a.forecast.p99 > target) {

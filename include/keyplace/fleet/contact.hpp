@@ -31,8 +31,9 @@ enum class consistency : std::uint8_t {
     one,           ///< 1 answer
     quorum,        ///< n / 2 + 1 answers
     all,           ///< n answers
-    local_quorum,  ///< n_z / 2 + 1 answers from the caller's zone, whose copies alone are asked
-    each_quorum,   ///< n_z / 2 + 1 answers in every zone that holds a copy
+    local_quorum,  ///< n_z / 2 + 1 answers from the caller's zone (a read asks only its copies, a write sends to all)
+    each_quorum,   ///< n_z / 2 + 1 answers in every zone that holds a copy now (a zone holding only
+                   ///< copies a write gains in a transition needs those)
 };
 
 [[nodiscard]] constexpr auto to_string(consistency c) noexcept -> std::string_view {
@@ -135,9 +136,10 @@ public:
         }
         return requirements_ == 0 ? 0 : least;
     }
-    /// Zones whose copies may all fail with the request still able to succeed (dskit's max
-    /// unavailable zones, here for one key): for a single requirement, the most zones whose
-    /// counting contacts can be taken away leaving at least need(); 0 for EACH_QUORUM.
+    /// Zones whose contacts may all fail with the request still able to succeed (dskit's max
+    /// unavailable zones, here for one key): among the zones holding contacts that count, the
+    /// most whose contacts can be taken away leaving at least need(); 0 for EACH_QUORUM. Copies
+    /// already down are not contacts, so their zones are not counted again.
     [[nodiscard]] auto max_unavailable_zones() const noexcept -> std::size_t {
         if (requirements_ != 1 || level_ == consistency::each_quorum) {
             return 0;
@@ -154,7 +156,7 @@ public:
         std::size_t lost = 0;
         for (std::size_t g = 0; g < zones_ && total - by_zone[g] >= need_[0]; ++g) {
             total -= by_zone[g];
-            ++lost;
+            lost += by_zone[g] != 0 ? 1U : 0U;
         }
         return lost;
     }
@@ -173,6 +175,16 @@ public:
 private:
     friend class contact_planner;
     friend class contact_tracker;
+    // What a refused plan holds: no contact and an answer it can never have, so that a tracker
+    // built on it by mistake reports failed, never succeeded.
+    void refuse() noexcept {
+        size_ = 0;
+        initial_ = 0;
+        zones_ = 0;
+        requirements_ = 1;
+        need_[0] = 1;
+        members_[0] = 0;
+    }
     // Which requirement a contact's answer counts for, or none.
     [[nodiscard]] auto requirement_of(const contact& c) const noexcept -> std::size_t {
         if (!c.counts) {
@@ -184,8 +196,8 @@ private:
 
     std::array<contact, max_contacts> contacts_;
     std::array<std::string_view, max_contacts> zone_names_;
-    std::array<std::uint16_t, max_contacts> need_;     // by requirement
-    std::array<std::uint16_t, max_contacts> members_;  // counting contacts by requirement
+    std::array<std::uint16_t, max_contacts> need_{};     // by requirement
+    std::array<std::uint16_t, max_contacts> members_{};  // counting contacts by requirement
     std::size_t size_ = 0;
     std::size_t initial_ = 0;
     std::size_t zones_ = 0;
@@ -219,8 +231,27 @@ public:
     /// than zone or region; unknown_domain for a caller's zone no node is in; invalid_argument for
     /// LOCAL_QUORUM without a zone; replica_shortfall when fewer copies can answer than the level
     /// needs (LOCAL_QUORUM: none in the caller's zone), naming the level, the counts and the
-    /// copies that cannot answer. Each message names the key (quoted, cut at 64 bytes).
+    /// copies that cannot answer. Each message names the key (quoted, cut at 64 bytes). A refused
+    /// plan holds no contact, and a tracker on it reports failed.
     auto try_plan(std::string_view key, const contact_request& r, contact_plan& out, error_info& err) const -> bool {
+        if (plan_into(key, r, out, err)) {
+            return true;
+        }
+        out.refuse();
+        return false;
+    }
+    /// try_plan, reporting through detail::raise.
+    [[nodiscard]] auto plan(std::string_view key, const contact_request& r) const -> contact_plan {
+        contact_plan p;
+        error_info err;
+        if (!try_plan(key, r, p, err)) {
+            detail::raise(err);
+        }
+        return p;
+    }
+
+private:
+    auto plan_into(std::string_view key, const contact_request& r, contact_plan& out, error_info& err) const -> bool {
         const snapshot& s = *s_;
         const auto nodes = s.nodes();
         if (!r.health.empty() && r.health.size() != nodes.size()) {
@@ -377,17 +408,7 @@ public:
         }
         return true;
     }
-    /// try_plan, reporting through detail::raise.
-    [[nodiscard]] auto plan(std::string_view key, const contact_request& r) const -> contact_plan {
-        contact_plan p;
-        error_info err;
-        if (!try_plan(key, r, p, err)) {
-            detail::raise(err);
-        }
-        return p;
-    }
 
-private:
     template <class ZoneOf, class StateOf>
     auto shortfall(std::string_view key, const contact_request& r, const contact_plan& p, std::size_t q,
                           const std::array<std::uint32_t, max_contacts>& copies, std::size_t all, ZoneOf zone_of,

@@ -264,7 +264,9 @@ void append_bounded_load_metrics(metrics_text& m, std::string_view cluster, cons
 /// keyplace_fencing_epoch (the newest adopted, 0 before the first), keyplace_fencing_oldest_epoch
 /// (the first epoch of the oldest placement kept: requests stamped before it cannot be served),
 /// keyplace_fencing_placements (distinct placements kept) and keyplace_fencing_truncated (1 once
-/// the capacity dropped one). Templates, so that this header needs no ownership.hpp.
+/// the capacity dropped one). One node a text: a family appears once (a process serving several
+/// nodes writes one text each, or labels its own). Templates, so that this header needs no
+/// ownership.hpp.
 template <class History, class Counts>
     requires requires(const History& h, const Counts& c) {
         h.node_id();
@@ -287,7 +289,8 @@ void append_fencing_metrics(metrics_text& m, std::string_view cluster, const His
         h.newest() == nullptr ? 0 : h.newest()->epoch());
     one("keyplace_fencing_oldest_epoch", "The first epoch of the oldest placement the node keeps (0 when none).",
         h.oldest_epoch());
-    one("keyplace_fencing_placements", "Distinct placements the node keeps for fencing.", h.size());
+    one("keyplace_fencing_placements", "Distinct placements the node keeps for fencing.",
+        static_cast<std::uint64_t>(h.size()));
     one("keyplace_fencing_truncated", "1 once the history dropped a placement for its capacity.",
         std::uint64_t{h.truncated() ? 1U : 0U});
 }
@@ -317,8 +320,10 @@ void append_ramp_metrics(metrics_text& m, std::string_view cluster, const Plan& 
     }
     const std::string method(to_string(p.method));
     const std::initializer_list<metric_label> labels{{"cluster", cluster}, {"node", p.node}, {"method", method}};
-    m.family("keyplace_ramp_epochs", "gauge", "Epochs in the ramp being published.").sample(labels, p.epochs.size());
-    m.family("keyplace_ramp_epochs_published", "gauge", "Epochs of the ramp published so far.").sample(labels, published);
+    m.family("keyplace_ramp_epochs", "gauge", "Epochs in the ramp being published.")
+        .sample(labels, static_cast<std::uint64_t>(p.epochs.size()));
+    m.family("keyplace_ramp_epochs_published", "gauge", "Epochs of the ramp published so far.")
+        .sample(labels, static_cast<std::uint64_t>(published));
     double moved = 0;
     for (std::size_t i = 0; i < published; ++i) {
         moved += p.moved[i];
