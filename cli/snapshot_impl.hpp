@@ -724,7 +724,8 @@ inline auto shard(const parsed_args& a) -> std::string {
     const std::size_t k = shard_size_option.find(a).value_or(0);
     const auto bound = max_overlap_option.find(a);
     std::vector<std::string> tenants;
-    for (const auto t : split(a.value(tenant_option.spec), ',')) {
+    const std::string list = a.value(tenant_option.spec);  // split() views it: it must outlive the loop
+    for (const auto t : split(list, ',')) {
         tenants.emplace_back(t);
     }
     if (tenants.size() > 1 && !bound) {
