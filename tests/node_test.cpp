@@ -1,11 +1,15 @@
 // Tests of node.hpp and error.hpp: validation, id order, error codes and messages.
 #include "keyplace_catch.hpp"
 
+#include <keyplace/detail/float_text.hpp>
 #include <keyplace/detail/text.hpp>
 #include <keyplace/error.hpp>
 #include <keyplace/node.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -107,4 +111,53 @@ TEST_CASE("text: the JSON writer places commas, keys and values", "[text]") {
         .array(std::vector<std::string>{"p", "q"})
         .end_object();
     CHECK(w.str() == R"({"a":1,"b\"":"x\u000ay","c":true,"d":0.5,"e":null,"f":[-3,[],{},null],"g":["p","q"]})");
+}
+
+// detail/float_text.hpp builds the shortest round-trip decimal from snprintf and strtod where the
+// standard library has no floating-point std::to_chars (libc++ before 17: the WebAssembly build).
+// Here both exist: the C library's form must be std::to_chars's, character for character.
+TEST_CASE("float text: the C library's shortest form is std::to_chars's", "[node]") {
+    const auto to_chars_text = [](double x) {
+        char buf[64];
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+        REQUIRE(ec == std::errc{});
+        return std::string(buf, end);
+    };
+    std::vector<double> xs{0.0,  -0.0,  1.0,   2.0,   100.0, 0.1,   0.3333333333333333, 1e21, 1e22, 1e-7,
+                           0.001, 1e-5, 123456789012345680000.0, 9007199254740993.0, 5e-324, 2.2250738585072014e-308,
+                           1.7976931348623157e308, 0.5, 2.5, 1234.5678, 65537.0, 1e15, 1e16, 1e17, 0.0001};
+    for (int e = -1074; e <= 1023; ++e) {  // every power of two: the lopsided rounding intervals
+        xs.push_back(std::ldexp(1.0, e));
+        xs.push_back(std::nextafter(std::ldexp(1.0, e), 0.0));
+    }
+    std::uint64_t state = 0x9e3779b97f4a7c15ULL;  // splitmix64: 10^5 random bit patterns
+    while (xs.size() < 100000 + 4200) {
+        state += 0x9e3779b97f4a7c15ULL;
+        std::uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        double x = 0;
+        std::memcpy(&x, &z, sizeof x);
+        if (std::isfinite(x)) {
+            xs.push_back(x);
+            xs.push_back(static_cast<double>(z >> 40) / 1000.0);  // short decimals, as weights are
+        }
+    }
+    std::size_t differ = 0;
+    for (const double x : xs) {
+        const auto want = to_chars_text(x);
+        const auto got = keyplace::detail::shortest_from_printf(x);
+        if (got != want && ++differ <= 5) {
+            UNSCOPED_INFO(want << " came out as " << got);
+        }
+    }
+    CHECK(differ == 0);
+    for (const double x : {0.83331, 1.0 / 3, 2.5, 1e20, -0.000123, 0.0}) {
+        for (int d = 0; d <= 6; ++d) {
+            char buf[400];
+            const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, d);
+            CHECK(keyplace::detail::fixed_from_printf(x, d) == std::string(buf, end));
+        }
+    }
 }

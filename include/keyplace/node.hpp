@@ -2,6 +2,7 @@
 #ifndef KEYPLACE_NODE_HPP_INCLUDED
 #define KEYPLACE_NODE_HPP_INCLUDED
 
+#include <keyplace/detail/float_text.hpp>
 #include <keyplace/detail/lazy.hpp>
 #include <keyplace/detail/rounding.hpp>
 #include <keyplace/detail/utf8.hpp>
@@ -54,9 +55,7 @@ inline constexpr std::size_t max_id_length = 65535;
 namespace detail {
 
 inline auto format_weight(double w) -> std::string {
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, w);  // shortest round-trip form
-    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+    return shortest_text(w);  // the shortest round-trip form
 }
 
 /// Checks an id's length: 1 to max_id_length bytes.

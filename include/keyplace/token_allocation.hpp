@@ -7,6 +7,7 @@
 
 #include <keyplace/compat/cassandra.hpp>
 #include <keyplace/compat/point_ring.hpp>
+#include <keyplace/detail/float_text.hpp>
 #include <keyplace/detail/splitmix.hpp>
 #include <keyplace/detail/wide.hpp>
 #include <keyplace/error.hpp>
@@ -84,13 +85,15 @@ struct decimal_fraction {
 };
 template <class = void>
 [[nodiscard]] auto shortest_decimal(double v) noexcept -> decimal_fraction {
-    char buf[40];
-    const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    // The shortest round-trip digits, fixed ("0.00125") or scientific ("1.25e-07"): leading
+    // zeros add nothing to the digits, and each digit after the point is one of scale.
+    const std::string text = shortest_text(v);
+    const char* const end = text.data() + text.size();
     decimal_fraction out;
     int fraction_digits = 0;
     bool after_point = false;
-    const char* p = buf;
-    for (; p != res.ptr && *p != 'e'; ++p) {
+    const char* p = text.data();
+    for (; p != end && *p != 'e'; ++p) {
         if (*p == '.') {
             after_point = true;
             continue;
@@ -99,8 +102,8 @@ template <class = void>
         fraction_digits += after_point ? 1 : 0;
     }
     int exponent = 0;
-    if (p != res.ptr) {
-        std::from_chars(*(p + 1) == '+' ? p + 2 : p + 1, res.ptr, exponent);
+    if (p != end) {
+        std::from_chars(*(p + 1) == '+' ? p + 2 : p + 1, end, exponent);
     }
     out.scale = fraction_digits - exponent;
     return out;

@@ -3,6 +3,7 @@
 #ifndef KEYPLACE_DETAIL_TEXT_HPP_INCLUDED
 #define KEYPLACE_DETAIL_TEXT_HPP_INCLUDED
 
+#include <keyplace/detail/float_text.hpp>
 #include <keyplace/detail/rounding.hpp>
 #include <keyplace/version.hpp>
 
@@ -18,11 +19,7 @@ KEYPLACE_NAMESPACE_BEGIN
 namespace detail {
 
 /// x with a fixed number of decimals: fixed(0.83331, 4) == "0.8333"; "?" if it cannot be written.
-inline auto fixed(double x, int decimals) -> std::string {
-    char buf[400];  // the widest double in fixed notation has 309 integer digits
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, decimals);
-    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
-}
+inline auto fixed(double x, int decimals) -> std::string { return fixed_text(x, decimals); }
 
 /// A JSON string literal: quotes, backslashes and control bytes escaped, other bytes as they are
 /// (ids are expected to be UTF-8).
@@ -50,9 +47,7 @@ inline auto json_number(double x) -> std::string {
     if (!is_finite(x)) {
         return "null";
     }
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
-    return ec == std::errc{} ? std::string(buf, end) : std::string("null");
+    return shortest_text(x);
 }
 
 /// JSON text written in order: objects and arrays get their commas, keys their quotes and colon.

@@ -261,7 +261,7 @@ void plan_arcs(plan_builder& pb, const arc_regions<Point>& ra, const arc_regions
             return k;
         }
     };
-    const std::uint64_t max_key = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    const std::uint64_t max_key = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (bits % 64)) - 1;
     const double circle = bits == 64 ? 18446744073709551616.0 : static_cast<double>(max_key) + 1.0;
     std::vector<std::uint64_t> cuts;
     cuts.reserve(ra.points.size() + rb.points.size());
