@@ -1,0 +1,137 @@
+// The WebAssembly module under Node: node --test bindings/wasm/tests/test.mjs, with
+// KEYPLACE_WASM_DIR the directory the build writes it to (build/gcc/wasm).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const dir = process.env.KEYPLACE_WASM_DIR;
+assert.ok(dir, 'set KEYPLACE_WASM_DIR to the directory holding keyplace.mjs');
+const { load, KeyplaceError } = await import(pathToFileURL(path.join(dir, 'keyplace.mjs')).href);
+const kp = await load();
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+const doc = (strategy, nodes, extra = {}) => ({
+  format: 'keyplace.snapshot/1', cluster: 'js', epoch: 1,
+  strategy: { name: strategy, contract: 1, params: extra.params ?? {} },
+  replication: { count: extra.copies ?? 0, spread: extra.spread ?? 'node' },
+  nodes: nodes.map((n) => (typeof n === 'string' ? { id: n } : n)),
+});
+
+// A case of the golden digest table (an independent Python reference's values).
+function golden(name) {
+  const line = readFileSync(path.join(root, 'tests/golden/snapshot_digests_v2.txt'), 'utf8')
+    .split('\n').find((l) => l.startsWith(`case ${name} `));
+  return Object.fromEntries(line.split(' ').slice(2).map((f) => f.split(/=(.*)/s).slice(0, 2)));
+}
+
+test('digests equal the independent reference', () => {
+  for (const name of ['ring_default', 'rendezvous_replicas3', 'jump_ten']) {
+    const g = golden(name);
+    const s = kp.snapshot(doc(g.strategy, g.nodes.split(','), { copies: Number(g.replication.split('/')[0]) }));
+    assert.equal(s.fingerprint, g.fingerprint, name);
+    assert.equal(s.probe, g.probe, name);
+    assert.equal(kp.snapshot(s.toJson()).fingerprint, g.fingerprint);  // the canonical text reads back
+    s.free();
+  }
+});
+
+test('points are unsigned 64-bit BigInts', () => {
+  // ring_native_v1.txt and multiprobe_native_v1.txt: XXH3-64 of "" and of "a".
+  const s = kp.snapshot(doc('ring', ['a', 'b', 'c']));
+  assert.equal(s.pointOf(''), 3244421341483603138n);
+  assert.equal(s.pointOf('a'), 16629034431890738719n);  // above 2^63
+  assert.equal(s.pointOf(new Uint8Array([0x61])), 16629034431890738719n);
+  assert.equal(s.ownerAt(16629034431890738719n), s.owner('a'));
+  assert.throws(() => s.ownerAt(-1n));
+  assert.throws(() => s.ownerAt(1n << 64n));
+  s.free();
+});
+
+test('batches, pictures and copies agree with single lookups', () => {
+  const nodes = Array.from({ length: 9 }, (_, i) => ({ id: `n${i}`, zone: `z${i % 3}`, region: 'eu' }));
+  const s = kp.snapshot(doc('ring', nodes, { copies: 3, spread: 'zone' }));
+  const keys = Array.from({ length: 20000 }, (_, i) => `user:${i}`).concat(['', 'ключ', 'a\u0000b']);
+  const got = s.locateMany(keys);
+  assert.equal(got.length, keys.length);
+  keys.forEach((k, i) => assert.equal(s.nodes[got[i]].id, s.owner(k)));
+  const n = 1024;
+  const across = s.ownersAt(n);
+  for (let i = 0; i < n; i += 37) {
+    assert.equal(s.nodes[across[i]].id, s.ownerAt((BigInt(i) << 64n) / BigInt(n)));
+  }
+  const zone = Object.fromEntries(nodes.map((x) => [x.id, x.zone]));
+  for (let i = 0; i < 2000; ++i) {
+    const c = s.copies(`k${i}`);
+    assert.equal(c.length, 3);
+    assert.equal(c[0], s.owner(`k${i}`));
+    assert.equal(new Set(c.map((x) => zone[x])).size, 3);
+    assert.deepEqual(s.copiesAt(s.pointOf(`k${i}`)), c);
+  }
+  s.free();
+});
+
+test('locateN is the preference order, refused where there is none', () => {
+  const s = kp.snapshot(doc('rendezvous', Array.from({ length: 8 }, (_, i) => `n${i}`)));
+  for (let i = 0; i < 300; ++i) {
+    const five = s.locateN(`k${i}`, 5);
+    assert.equal(new Set(five).size, 5);
+    assert.deepEqual(s.locateN(`k${i}`, 3), five.slice(0, 3));
+  }
+  const jump = kp.snapshot(doc('jump', ['a', 'b', 'c']));
+  assert.throws(() => jump.locateN('k', 2), (e) => e instanceof KeyplaceError && /no preference order/.test(e.message));
+});
+
+test('a join moves only to the joiner, as much as it must', () => {
+  const a = kp.snapshot(doc('ring', ['n0', 'n1', 'n2', 'n3', 'n4']));
+  const b = kp.snapshot(doc('ring', ['n0', 'n1', 'n2', 'n3', 'n4', 'n5']));
+  const m = kp.movement(a, b);
+  assert.equal(m.exact, true);
+  const share = Object.fromEntries(b.ownership().nodes.map((x) => [x.id, x.share]));
+  assert.ok(Math.abs(m.moved - share.n5) < 1e-12);
+  assert.ok(Math.abs(m.moved - m.minimum) < 1e-12);
+  const plan = kp.plan(a, b);
+  assert.ok(plan.totals.length > 0 && plan.totals.every((t) => t.to === 'n5'));
+});
+
+test('bad documents are refused by name and leave nothing changed', () => {
+  const s = kp.snapshot(doc('ring', ['a', 'b']));
+  const before = s.owner('k');
+  const cases = [
+    ['{', 29, /invalid JSON/],
+    [doc('maglev', ['a'], { params: { 'table-size': 100 } }), 10, /100/],
+    [doc('ring', ['a'], { params: { vnodes: 0 } }), 5, /0/],
+    [doc('rings', ['a']), 30, /rings/],
+    [doc('ring', ['a', 'a']), 3, /"a"|a/],
+    [doc('ring', ['a'], { copies: 2 }), 21, /2/],
+  ];
+  for (const [bad, code, words] of cases) {
+    assert.throws(() => kp.snapshot(bad), (e) => {
+      assert.ok(e instanceof KeyplaceError);
+      assert.equal(e.code, code, e.message);
+      assert.match(e.message, words);
+      assert.ok(e.reason.length > 0);
+      return true;
+    });
+  }
+  assert.equal(s.owner('k'), before);
+});
+
+test('the strategy table', () => {
+  const rows = kp.strategies();
+  const ring = rows.find((r) => r.name === 'ring');
+  assert.equal(ring.params.find((p) => p.name === 'vnodes').default, 160);
+  assert.ok(rows.length >= 20);
+  assert.match(kp.version, /^\d+\.\d+\.\d+$/);
+});
+
+test('the bundle is at most 500 KB gzipped', () => {
+  let total = 0;
+  for (const f of ['keyplace.mjs', 'keyplace_wasm.mjs', 'keyplace_wasm.wasm']) {
+    total += gzipSync(readFileSync(path.join(dir, f)), { level: 9 }).length;
+  }
+  console.log(`bundle: ${total} bytes gzipped`);
+  assert.ok(total <= 500 * 1024, `${total} bytes`);
+});
