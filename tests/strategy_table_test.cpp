@@ -228,6 +228,34 @@ TEST_CASE("strategy table: whole weights where the row needs them") {
     }
 }
 
+// The compatibility rings (ketama and its dialects) once built their nodes from addresses and
+// weights alone, so a snapshot spreading their copies over zones refused nodes that had zones.
+TEST_CASE("strategy table: every row with a preference order spreads its copies over zones") {
+    for (const auto& row : strategy_table) {
+        if (!row.preference_order) {
+            continue;
+        }
+        INFO(row.name);
+        auto d = buildable(row);
+        d.replication.count = 3;
+        d.replication.spread = keyplace::failure_domain::zone;
+        keyplace::error_info err;
+        const auto s = snapshot::try_build(d, err);
+        REQUIRE(s.has_value());
+        INFO(err.message());
+        std::size_t short_of_zones = 0;
+        for (int i = 0; i < 1000; ++i) {
+            const auto copies = s->write_set("key:" + std::to_string(i));
+            std::set<std::string> zones;
+            for (const auto* n : copies) {
+                zones.insert(n->where.zone);
+            }
+            short_of_zones += copies.size() == 3 && zones.size() == 3 ? 0 : 1;
+        }
+        CHECK(short_of_zones == 0);
+    }
+}
+
 TEST_CASE("strategy table: partitions' contract is left out at 1 and kept at 2") {
     const auto* row = keyplace::find_strategy("partitions");
     REQUIRE(row != nullptr);

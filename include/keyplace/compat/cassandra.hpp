@@ -275,6 +275,8 @@ struct cassandra_endpoint {
     std::vector<std::int64_t> tokens;
     std::string dc = "datacenter1";
     std::string rack = "rack1";
+    /// Not Cassandra's (it knows datacenters and racks): a zone for copies spread over zones.
+    std::string zone{};
 };
 
 /// A datacenter's replication factor under NetworkTopologyStrategy.
@@ -442,7 +444,7 @@ private:
                                                                 (e.dc.empty() ? "datacenter" : "rack") + " name")
                     .at_node(i);
             }
-            nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, {}, e.rack}});
+            nodes.push_back(keyplace::node{e.id, 1.0, location{e.dc, e.zone, e.rack}});
             total += e.tokens.size();
         }
         lazy_vector<keyplace::node> sorted;  // validates only: the ring keeps the given order

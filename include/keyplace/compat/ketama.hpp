@@ -131,6 +131,9 @@ inline constexpr std::uint16_t memcached_default_port = 11211;
 struct ketama_server {
     std::string address;
     std::uint64_t weight = 1;
+    /// Where the server runs, for copies spread over failure domains (not hashed: the continuum
+    /// is the client's).
+    location where{};
 
     friend auto operator==(const ketama_server&, const ketama_server&) -> bool = default;
 };
@@ -409,12 +412,12 @@ private:
                 const std::string host(hp.host);
                 const std::string port = std::to_string(hp.port);
                 const bool v6 = host.find(':') != std::string::npos;
-                nodes.push_back(keyplace::node{(v6 ? "[" + host + "]" : host) + ":" + port, static_cast<double>(s.weight), {}});
+                nodes.push_back(keyplace::node{(v6 ? "[" + host + "]" : host) + ":" + port, static_cast<double>(s.weight), s.where});
                 names.push_back(rule.name == ketama_name::slash_host_port     ? "/" + host + ":" + port
                                 : hp.port == compat::memcached_default_port ? host
                                                                               : host + ":" + port);
             } else {
-                nodes.push_back(keyplace::node{s.address, static_cast<double>(s.weight), {}});
+                nodes.push_back(keyplace::node{s.address, static_cast<double>(s.weight), s.where});
                 names.push_back(s.address);
             }
         }

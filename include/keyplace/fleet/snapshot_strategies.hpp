@@ -211,7 +211,7 @@ struct ketama_binding {
     static auto servers(const build_input<V>& in) -> std::vector<compat::ketama_server> {
         std::vector<compat::ketama_server> out;
         for (const auto m : in.members) {
-            out.push_back({in.d.nodes[m].id, static_cast<std::uint64_t>(in.d.nodes[m].weight)});
+            out.push_back({in.d.nodes[m].id, static_cast<std::uint64_t>(in.d.nodes[m].weight), in.d.nodes[m].where});
         }
         return out;
     }
@@ -250,7 +250,7 @@ struct cassandra_binding {
         for (const auto m : in.members) {
             const auto& n = in.d.nodes[m];
             eps.push_back({n.id, n.tokens, n.where.region.empty() ? "datacenter1" : n.where.region,
-                           n.where.rack.empty() ? "rack1" : n.where.rack});
+                           n.where.rack.empty() ? "rack1" : n.where.rack, n.where.zone});
         }
         error_info err;
         auto s = compat::cassandra_ring::try_build(eps, err);
