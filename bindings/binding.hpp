@@ -25,6 +25,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace keyplace::binding {
@@ -139,20 +141,41 @@ public:
             out[i] = p.owner(keys[i]);
         }
     }
-    /// The owners at out.size() evenly spaced points (point i = floor(i * 2^64 / n)), or, where
-    /// the strategy places a key by its bytes, of the sample keys "keyplace.sample.<i>": what a
-    /// picture of the hash space draws.
+    /// The owners at out.size() evenly spaced points of the strategy's key hash space, or,
+    /// where the strategy places a key by its bytes, of the sample keys "keyplace.sample.<i>":
+    /// what a picture of the hash space draws. The space is the one its regions describe: a
+    /// table's or modulus's residues (i * M / n; Redis: its 16,384 slots), a ring's points of
+    /// their width (i * 2^32 / n for the 32-bit ketama continuums), else 64-bit points.
     void owners_across(std::span<std::uint32_t> out) const {
         const auto& p = s_->current();
+        const auto [modulus, bits] = picture_space();
+        const std::uint64_t n = out.size();
         for (std::size_t i = 0; i < out.size(); ++i) {
             if (p.by_key_bytes()) {
                 out[i] = p.owner(sample_key(i));
-            } else {
-                const auto point = detail::div_floor(detail::u128{std::uint64_t{i}, 0}, std::uint64_t{out.size()});  // i * 2^64 / n
-                out[i] = owner_index_at(point);
+                continue;
             }
+            // i * space / n, with space = modulus, 2^bits, or 2^64 (as a 128-bit numerator).
+            const std::uint64_t point =
+                modulus != 0 ? detail::div_floor(detail::mul_wide(std::uint64_t{i}, modulus), n)
+                : bits < 64  ? detail::div_floor(detail::u128{0, std::uint64_t{i} << bits}, n)
+                             : detail::div_floor(detail::u128{std::uint64_t{i}, 0}, n);
+            out[i] = owner_index_at(point);
         }
     }
+    /// Where a key falls in owners_across's picture, as a fraction of it in [0, 1); -1 where the
+    /// strategy places a key by its bytes (the picture is of sample keys, in no point order).
+    [[nodiscard]] auto position_of(std::string_view key) const noexcept -> double {
+        if (by_key_bytes()) {
+            return -1;
+        }
+        const auto [modulus, bits] = picture_space();
+        const std::uint64_t point = point_of(key);
+        return modulus != 0 ? static_cast<double>(point % modulus) / static_cast<double>(modulus)
+                            : static_cast<double>(point) / (bits < 64 ? static_cast<double>(std::uint64_t{1} << bits)
+                                                                      : 18446744073709551616.0);
+    }
+
     /// The current placement's members' shares: {"method", "error_bound", "nodes":[{"id",
     /// "weight", "share"}]} in the placement's order.
     [[nodiscard]] auto ownership_json() const -> std::string {
@@ -199,6 +222,24 @@ public:
             .member("exact", false)
             .member("regions", points.size());
         return std::move(w.end_object()).str();
+    }
+
+    /// The space owners_across draws: {modulus, 64} for a table's or modulus's residues, {0, bits}
+    /// for points of that width (64 but for the 32-bit ketama continuums).
+    [[nodiscard]] auto picture_space() const noexcept -> std::pair<std::uint64_t, unsigned> {
+        std::uint64_t modulus = 0;
+        unsigned bits = 64;
+        s_->current().visit([&](const auto& x) {
+            if constexpr (region_strategy<std::remove_cvref_t<decltype(x)>>) {
+                const auto r = x.regions();
+                if constexpr (std::is_same_v<std::remove_cvref_t<decltype(r)>, residue_regions>) {
+                    modulus = r.modulus;
+                } else {
+                    bits = static_cast<unsigned>(8 * sizeof(typename decltype(r.points)::value_type));
+                }
+            }
+        });
+        return {modulus, bits};
     }
 
 private:

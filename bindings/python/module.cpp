@@ -21,6 +21,10 @@ namespace {
 // A key as bytes: a str is its UTF-8 encoding, bytes are themselves.
 auto key_view(const py::handle& key) -> std::string_view {
     if (PyUnicode_Check(key.ptr())) {
+        if (PyUnicode_IS_COMPACT_ASCII(key.ptr())) {  // ASCII: its bytes are its UTF-8, no call
+            return {static_cast<const char*>(PyUnicode_DATA(key.ptr())),
+                    static_cast<std::size_t>(PyUnicode_GET_LENGTH(key.ptr()))};
+        }
         Py_ssize_t n = 0;
         const char* p = PyUnicode_AsUTF8AndSize(key.ptr(), &n);
         if (p == nullptr) {
@@ -40,45 +44,46 @@ auto key_view(const py::handle& key) -> std::string_view {
 }
 
 // The UTF-8 encodings of a NumPy 'U' array's n items (UCS-4, `chars` code points each, trailing
-// NULs dropped as NumPy reads an item back), without a Python object each; a code point str
-// cannot encode as UTF-8 (a lone surrogate) is refused, naming the item, as str.encode would.
-auto utf8_of_ucs4(const char* base, std::size_t n, std::size_t chars) -> std::vector<std::string> {
-    std::vector<std::string> out(n);
+// NULs dropped as NumPy reads an item back), one after another in blob, each item's end in ends;
+// no Python object and no allocation per item. A code point str cannot encode as UTF-8 (a lone
+// surrogate) is refused, naming the item, as str.encode would.
+void utf8_of_ucs4(const char* base, std::size_t n, std::size_t chars, std::string& blob, std::vector<std::size_t>& ends) {
+    blob.reserve(n * chars);
+    ends.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-        std::uint32_t cp[1] = {};
-        std::size_t len = chars;
-        const auto at = [&](std::size_t j) {
-            std::memcpy(cp, base + (i * chars + j) * 4, 4);
-            return cp[0];
+        const char* item = base + i * chars * 4;
+        const auto at = [item](std::size_t j) {
+            std::uint32_t c = 0;
+            std::memcpy(&c, item + j * 4, 4);
+            return c;
         };
+        std::size_t len = chars;
         while (len > 0 && at(len - 1) == 0) {
             --len;
         }
-        auto& u = out[i];
-        u.reserve(len);
         for (std::size_t j = 0; j < len; ++j) {
             const std::uint32_t c = at(j);
             if (c < 0x80) {
-                u += static_cast<char>(c);
+                blob += static_cast<char>(c);
             } else if (c < 0x800) {
-                u += static_cast<char>(0xc0 | (c >> 6));
-                u += static_cast<char>(0x80 | (c & 0x3f));
+                blob += static_cast<char>(0xc0 | (c >> 6));
+                blob += static_cast<char>(0x80 | (c & 0x3f));
             } else if (c < 0x10000 && (c < 0xd800 || c > 0xdfff)) {
-                u += static_cast<char>(0xe0 | (c >> 12));
-                u += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-                u += static_cast<char>(0x80 | (c & 0x3f));
+                blob += static_cast<char>(0xe0 | (c >> 12));
+                blob += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+                blob += static_cast<char>(0x80 | (c & 0x3f));
             } else if (c >= 0x10000 && c <= 0x10ffff) {
-                u += static_cast<char>(0xf0 | (c >> 18));
-                u += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
-                u += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-                u += static_cast<char>(0x80 | (c & 0x3f));
+                blob += static_cast<char>(0xf0 | (c >> 18));
+                blob += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+                blob += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+                blob += static_cast<char>(0x80 | (c & 0x3f));
             } else {
                 throw py::value_error("key " + std::to_string(i) + " has code point " + std::to_string(c) +
                                       ", which UTF-8 cannot encode");
             }
         }
+        ends[i] = blob.size();
     }
-    return out;
 }
 
 // Each key's owner, as indices into the snapshot's nodes: a NumPy array of uint32. The keys are a
@@ -87,7 +92,7 @@ auto utf8_of_ucs4(const char* base, std::size_t n, std::size_t chars) -> std::ve
 // without it, so other Python threads run meanwhile.
 auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array_t<std::uint32_t> {
     std::vector<std::string_view> views;
-    std::vector<std::string> owned;  // 'U' arrays: their UTF-8 encodings
+    std::vector<std::string> owned;  // object arrays: their items' bytes, copied
     if (py::isinstance<py::array>(keys)) {
         const auto arr = py::reinterpret_borrow<py::array>(keys);
         if (arr.ndim() != 1) {
@@ -128,9 +133,15 @@ auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array
         }
         if (kind == 'U') {
             const auto contiguous = py::array::ensure(arr, py::array::c_style);
-            owned = utf8_of_ucs4(static_cast<const char*>(contiguous.data()), n,
-                                 static_cast<std::size_t>(contiguous.itemsize()) / 4);
-            views.assign(owned.begin(), owned.end());
+            std::string blob;
+            std::vector<std::size_t> ends;
+            utf8_of_ucs4(static_cast<const char*>(contiguous.data()), n, static_cast<std::size_t>(contiguous.itemsize()) / 4,
+                         blob, ends);
+            views.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) {  // views once the blob no longer moves
+                const std::size_t begin = i == 0 ? 0 : ends[i - 1];
+                views.emplace_back(blob.data() + begin, ends[i] - begin);
+            }
             {
                 py::gil_scoped_release unlocked;
                 s.owners_of(views, std::span<std::uint32_t>(o, n));
@@ -152,12 +163,18 @@ auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array
         }
         return out;
     }
-    const auto seq = py::reinterpret_borrow<py::sequence>(keys);
-    const auto n = static_cast<std::size_t>(py::len(seq));
+    // A list or tuple as it is, another sequence or iterable as a list: it holds its items, so
+    // their bytes (an ASCII str's own, another's cached UTF-8) outlive the lookups.
+    const auto seq = py::reinterpret_steal<py::object>(
+        PySequence_Fast(keys.ptr(), "locate_many takes a sequence of str or bytes, or a NumPy array"));
+    if (!seq) {
+        throw py::error_already_set();
+    }
+    const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
     views.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        // A list holds its items, so their UTF-8 (cached in the str) outlives the loop.
-        views.push_back(key_view(PySequence_Fast_GET_ITEM(seq.ptr(), static_cast<Py_ssize_t>(i))));
+        views.push_back(key_view(items[i]));
     }
     py::array_t<std::uint32_t> out(static_cast<py::ssize_t>(n));
     auto* o = out.mutable_data();
@@ -231,6 +248,7 @@ PYBIND11_MODULE(_keyplace, m) {
         .def("locate_n", [](const kb::snapshot_ref& s, const py::handle& k, std::size_t n) { return s.locate_n(key_view(k), n); })
         .def("write_set", [](const kb::snapshot_ref& s, const py::handle& k) { return s.write_set(key_view(k)); })
         .def("point_of", [](const kb::snapshot_ref& s, const py::handle& k) { return s.point_of(key_view(k)); })
+        .def("position_of", [](const kb::snapshot_ref& s, const py::handle& k) { return s.position_of(key_view(k)); })
         .def("owner_at", &kb::snapshot_ref::owner_at)
         .def("copies_at", &kb::snapshot_ref::copies_at)
         .def("owners_across", [](const kb::snapshot_ref& s, std::size_t n) {

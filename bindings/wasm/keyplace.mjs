@@ -60,8 +60,14 @@ export class Snapshot {
   copiesAt(point) { return this._s.copiesAt(BigInt(point)); }
   /** Each key's owner as an index into nodes (a Uint32Array). */
   locateMany(keys) { return this._s.locateMany(Array.from(keys)); }
-  /** The owners (indices) at n evenly spaced points: point i is floor(i * 2^64 / n). */
+  /** The owners (indices) at n evenly spaced points of the strategy's hash space: a table's
+   *  residues (i * M / n), a ring's points of their width (i * 2^bits / n), by default 64-bit. */
   ownersAt(n) { return this._s.ownersAcross(n); }
+  /** ownersAt's space: {modulus: M, bits} for a table's M residues (modulus 0: points of
+   *  that many bits). */
+  pictureSpace() { return this._s.pictureSpace(); }
+  /** Where the key falls in ownersAt's picture, in [0, 1); -1 where keys are placed by their bytes. */
+  positionOf(key) { return this._s.positionOf(key); }
   ownership() { return JSON.parse(this._s.ownershipJson()); }
   coownership() { return JSON.parse(this._s.coownershipJson()); }
   free() {
@@ -83,9 +89,9 @@ class Keyplace {
     return new Snapshot(checked(this._m.load(text)));
   }
   /** What moves between two snapshots' current placements, beside the least it must. */
-  movement(a, b) { return JSON.parse(this._m.movementJson(a._s, b._s)); }
+  movement(a, b) { return JSON.parse(checked(this._m.movementJson(a._s, b._s))); }
   /** The transfer plan from a to b. */
-  plan(a, b) { return JSON.parse(this._m.planJson(a._s, b._s)); }
+  plan(a, b) { return JSON.parse(checked(this._m.planJson(a._s, b._s))); }
 }
 
 /** Instantiates the module; options go to emscripten's factory (wasmBinary, locateFile). */

@@ -76,8 +76,14 @@ auto owners_across(const kb::snapshot_ref& s, std::size_t n) -> val {
     return uint32_array(out);
 }
 
-auto movement(const kb::snapshot_ref& a, const kb::snapshot_ref& b) -> std::string { return kb::movement_json(a, b); }
-auto plan(const kb::snapshot_ref& a, const kb::snapshot_ref& b) -> std::string { return kb::plan_json(a, b); }
+// A movement or a plan can need much memory (a plan between tables of coprime sizes has their
+// product's residues): a failure comes back as an error object, like a refused document.
+auto movement(const kb::snapshot_ref& a, const kb::snapshot_ref& b) -> val {
+    return guarded([&] { return val(kb::movement_json(a, b)); });
+}
+auto plan(const kb::snapshot_ref& a, const kb::snapshot_ref& b) -> val {
+    return guarded([&] { return val(kb::plan_json(a, b)); });
+}
 
 }  // namespace
 
@@ -101,6 +107,14 @@ EMSCRIPTEN_BINDINGS(keyplace) {
         .function("writeSet", optional_override([](const kb::snapshot_ref& s, const std::string& k) { return strings(s.write_set(k)); }))
         .function("locateN", &locate_n)
         .function("pointOf", optional_override([](const kb::snapshot_ref& s, const std::string& k) { return s.point_of(k); }))
+        .function("pictureSpace", optional_override([](const kb::snapshot_ref& s) {
+                      const auto [modulus, bits] = s.picture_space();
+                      val o = val::object();
+                      o.set("modulus", static_cast<double>(modulus));  // table sizes fit a double
+                      o.set("bits", bits);
+                      return o;
+                  }))
+        .function("positionOf", optional_override([](const kb::snapshot_ref& s, const std::string& k) { return s.position_of(k); }))
         .function("ownerAt", optional_override([](const kb::snapshot_ref& s, std::uint64_t p) { return s.owner_at(p); }))
         .function("copiesAt", optional_override([](const kb::snapshot_ref& s, std::uint64_t p) { return strings(s.copies_at(p)); }))
         .function("locateMany", &locate_many)

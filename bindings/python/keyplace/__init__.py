@@ -141,8 +141,13 @@ class Snapshot:
         return [ids[i] for i in self._s.locate_many(list(keys))]
 
     def owners_across(self, n: int):
-        """The owners (indices) at n evenly spaced points of the hash space."""
+        """The owners (indices) at n evenly spaced points of the strategy's hash space (a
+        table's residues, a ring's points of their width): a picture of it."""
         return self._s.owners_across(n)
+
+    def position_of(self, key: str | bytes) -> float:
+        """Where the key falls in owners_across's picture, in [0, 1) (-1: placed by its bytes)."""
+        return self._s.position_of(key)
 
     # Reports.
     def ownership(self) -> dict[str, Any]:

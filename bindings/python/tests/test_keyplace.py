@@ -60,6 +60,20 @@ def test_every_key_form_places_alike():
     assert all(s.owner_at(int(p)) == s.owner(k) for p, k in zip(points[:100], keys))
 
 
+@pytest.mark.parametrize("strategy, space", [("ketama", 1 << 32), ("redis", 16384), ("maglev", 65537),
+                                             ("ring", 1 << 64)])
+def test_pictures_span_the_strategy_s_own_space(strategy, space):
+    # ketama's continuum is 32-bit, Redis places by 16,384 slots, Maglev by 65,537 entries.
+    s = keyplace.build(strategy, [f"10.0.0.{i}:11211" for i in range(3)])
+    n = 512
+    across = s.owners_across(n)
+    assert len(set(across.tolist())) == 3
+    for i in range(0, n, 17):
+        assert s.node_ids[across[i]] == s.owner_at(i * space // n)
+    p = s.point_of("user:42")
+    assert s.position_of("user:42") == pytest.approx((p % space) / space, abs=1e-12)
+
+
 def test_copies_follow_the_replication():
     s = keyplace.build("ring", zones(), copies=3, spread="zone")
     zone = {n["id"]: n["zone"] for n in zones()}

@@ -73,6 +73,29 @@ test('batches, pictures and copies agree with single lookups', () => {
   s.free();
 });
 
+test('pictures span each strategy\'s own hash space', () => {
+  // ketama's continuum is 32-bit and Redis places by 16,384 slots: sampling 64-bit points there
+  // would give every arc one owner.
+  for (const [strategy, space] of [['ketama', 1n << 32n], ['redis', 16384n], ['ring', 1n << 64n],
+                                   ['maglev', 65537n]]) {
+    const s = kp.snapshot(doc(strategy, ['10.0.0.1:11211', '10.0.0.2:11211', '10.0.0.3:11211']));
+    const n = 512;
+    const across = s.ownersAt(n);
+    assert.equal(new Set(across).size, 3, strategy);
+    for (let i = 0; i < n; i += 17) {
+      assert.equal(s.nodes[across[i]].id, s.ownerAt((BigInt(i) * space) / BigInt(n)), strategy);
+    }
+    const { modulus, bits } = s.pictureSpace();
+    assert.equal(modulus ? BigInt(modulus) : 1n << BigInt(bits), space, strategy);
+    const f = s.positionOf('user:42');
+    assert.ok(f >= 0 && f < 1, strategy);
+    const p = s.pointOf('user:42');
+    const expected = Number(modulus ? p % BigInt(modulus) : p) / Number(space);
+    assert.ok(Math.abs(f - expected) < 1e-12, `${strategy}: ${f} vs ${expected}`);
+    s.free();
+  }
+});
+
 test('locateN is the preference order, refused where there is none', () => {
   const s = kp.snapshot(doc('rendezvous', Array.from({ length: 8 }, (_, i) => `n${i}`)));
   for (let i = 0; i < 300; ++i) {
