@@ -89,15 +89,26 @@ public:
     [[nodiscard]] auto point_of(std::string_view key) const noexcept -> std::uint64_t {
         return s_->current().point_of(key);
     }
+    /// Refuses point lookups where the strategy places a key by its bytes (go-mpchash hashes
+    /// them twice): its pick(point) follows another rule, so a point's owner is no key's.
+    void check_points() const {
+        if (by_key_bytes()) {
+            throw failure(error_info(errc::invalid_argument,
+                                     "strategy " + detail::quote(s_->strategy().name) +
+                                         " places a key by its bytes, not by one point: look up keys, not points"));
+        }
+    }
     /// The owner of a point (overrides do not apply to points).
     [[nodiscard]] auto owner_index_at(std::uint64_t point) const noexcept -> std::uint32_t {
         const auto& p = s_->current();
         return p.member(p.pick(point));
     }
     [[nodiscard]] auto owner_at(std::uint64_t point) const -> const std::string& {
+        check_points();
         return node_id(owner_index_at(point));
     }
     [[nodiscard]] auto copies_at(std::uint64_t point) const -> std::vector<std::string> {
+        check_points();
         std::array<std::uint32_t, max_snapshot_copies> idx{};
         const auto& p = s_->current();
         return ids(idx.data(), p.copies(point, std::span<std::uint32_t>(idx.data(), p.width())));

@@ -132,9 +132,13 @@ function byKeyBytes(s) {
   return !!rowOf(s.document.strategy.name)?.byKeyBytes;
 }
 
-// Whether two snapshots put keys at the same points (then an arc holds the same keys in both).
+// Whether an arc holds the same keys in both snapshots: both draw sample keys, or both put keys
+// at the same points and draw the same space (a ring's 2^64 points and a Maglev table's
+// residues share the key hash but not the picture; so do two tables of different sizes).
 function sameKeyPoints(a, b) {
   if (byKeyBytes(a) || byKeyBytes(b)) return byKeyBytes(a) && byKeyBytes(b);  // both draw sample keys
+  const sa = a.pictureSpace(), sb = b.pictureSpace();
+  if (sa.modulus !== sb.modulus || sa.bits !== sb.bits) return false;
   for (let i = 0; i < 8; i++) {
     if (a.pointOf(`keyplace.sample.${i}`) !== b.pointOf(`keyplace.sample.${i}`)) return false;
   }

@@ -104,6 +104,7 @@ auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array
         py::array_t<std::uint32_t> out(static_cast<py::ssize_t>(n));
         auto* o = out.mutable_data();
         if (kind == 'u' && arr.itemsize() == 8) {
+            s.check_points();
             const auto points = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(arr);
             const auto* p = points.data();
             py::gil_scoped_release unlocked;
@@ -132,7 +133,11 @@ auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array
             return out;
         }
         if (kind == 'U') {
-            const auto contiguous = py::array::ensure(arr, py::array::c_style);
+            // Native byte order first: ensure() does not swap a big-endian ('>U') array's bytes.
+            const py::array native = arr.dtype().attr("byteorder").cast<std::string>() == ">"
+                                         ? py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")))
+                                         : arr;
+            const auto contiguous = py::array::ensure(native, py::array::c_style);
             std::string blob;
             std::vector<std::size_t> ends;
             utf8_of_ucs4(static_cast<const char*>(contiguous.data()), n, static_cast<std::size_t>(contiguous.itemsize()) / 4,
@@ -163,15 +168,15 @@ auto locate_many(const kb::snapshot_ref& s, const py::object& keys) -> py::array
         }
         return out;
     }
-    // A list or tuple as it is, another sequence or iterable as a list: it holds its items, so
-    // their bytes (an ASCII str's own, another's cached UTF-8) outlive the lookups.
-    const auto seq = py::reinterpret_steal<py::object>(
-        PySequence_Fast(keys.ptr(), "locate_many takes a sequence of str or bytes, or a NumPy array"));
+    // A tuple of the keys (the caller's own, if a tuple; else a new one): it holds a reference to
+    // each item, so another thread changing the caller's list while the lookups run without the
+    // interpreter lock frees none of the bytes read (an ASCII str's own, another's cached UTF-8).
+    const auto seq = py::reinterpret_steal<py::object>(PySequence_Tuple(keys.ptr()));
     if (!seq) {
         throw py::error_already_set();
     }
-    const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
-    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    const auto n = static_cast<std::size_t>(PyTuple_GET_SIZE(seq.ptr()));
+    PyObject** items = &PyTuple_GET_ITEM(seq.ptr(), 0);
     views.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         views.push_back(key_view(items[i]));

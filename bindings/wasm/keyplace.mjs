@@ -29,6 +29,29 @@ function checked(r) {
   return r;
 }
 
+// A key as the module takes it: a Uint8Array as it is, a string as UTF-8. A string with a lone
+// surrogate has no UTF-8 (embind's encoder would join it to the next character, another key):
+// refused, as Python refuses such a str.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+function keyOf(key, index) {
+  if (key instanceof Uint8Array) return key;
+  if (typeof key !== 'string') {
+    throw new TypeError(`a key is a string or a Uint8Array${index === undefined ? '' : ` (key ${index})`}, not ${typeof key}`);
+  }
+  if (LONE_SURROGATE.test(key)) {
+    throw new TypeError(`key ${index === undefined ? '' : `${index} `}has a lone surrogate, which UTF-8 cannot encode`);
+  }
+  return key;
+}
+
+// A count the module takes (an array's length, a number of copies).
+function countOf(n, what) {
+  if (!Number.isInteger(n) || n < 0 || n > 2 ** 26) {
+    throw new RangeError(`${what} ${n} is not a whole number from 0 to 2^26`);
+  }
+  return n;
+}
+
 /** A built snapshot. Call free() when done with it: it holds memory of the module. */
 export class Snapshot {
   constructor(native) {
@@ -47,27 +70,27 @@ export class Snapshot {
   get inTransition() { return this._s.inTransition(); }
   toJson() { return this._s.document(); }
   /** The owner now (an override first). key: a string (its UTF-8 bytes) or a Uint8Array. */
-  owner(key) { return this._s.owner(key); }
-  ownerIndex(key) { return this._s.ownerIndex(key); }
+  owner(key) { return this._s.owner(keyOf(key)); }
+  ownerIndex(key) { return this._s.ownerIndex(keyOf(key)); }
   /** The key's replicas now, owner first: the snapshot's replication, or the owner alone. */
-  copies(key) { return this._s.copies(key); }
+  copies(key) { return this._s.copies(keyOf(key)); }
   /** The first n distinct nodes of the key's preference order. */
-  locateN(key, n) { return checked(this._s.locateN(key, n)); }
-  writeSet(key) { return this._s.writeSet(key); }
+  locateN(key, n) { return checked(this._s.locateN(keyOf(key), countOf(n, 'n'))); }
+  writeSet(key) { return this._s.writeSet(keyOf(key)); }
   /** The key's 64-bit point (a BigInt). */
-  pointOf(key) { return BigInt.asUintN(64, this._s.pointOf(key)); }  // embind 3.1.6 returns uint64 signed
-  ownerAt(point) { return this._s.ownerAt(BigInt(point)); }
-  copiesAt(point) { return this._s.copiesAt(BigInt(point)); }
+  pointOf(key) { return BigInt.asUintN(64, this._s.pointOf(keyOf(key))); }  // embind 3.1.6 returns uint64 signed
+  ownerAt(point) { return checked(this._s.ownerAt(BigInt(point))); }
+  copiesAt(point) { return checked(this._s.copiesAt(BigInt(point))); }
   /** Each key's owner as an index into nodes (a Uint32Array). */
-  locateMany(keys) { return this._s.locateMany(Array.from(keys)); }
+  locateMany(keys) { return checked(this._s.locateMany(Array.from(keys, (k, i) => keyOf(k, i)))); }
   /** The owners (indices) at n evenly spaced points of the strategy's hash space: a table's
    *  residues (i * M / n), a ring's points of their width (i * 2^bits / n), by default 64-bit. */
-  ownersAt(n) { return this._s.ownersAcross(n); }
+  ownersAt(n) { return checked(this._s.ownersAcross(countOf(n, 'n'))); }
   /** ownersAt's space: {modulus: M, bits} for a table's M residues (modulus 0: points of
    *  that many bits). */
   pictureSpace() { return this._s.pictureSpace(); }
   /** Where the key falls in ownersAt's picture, in [0, 1); -1 where keys are placed by their bytes. */
-  positionOf(key) { return this._s.positionOf(key); }
+  positionOf(key) { return this._s.positionOf(keyOf(key)); }
   ownership() { return JSON.parse(this._s.ownershipJson()); }
   coownership() { return JSON.parse(this._s.coownershipJson()); }
   free() {

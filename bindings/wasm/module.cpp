@@ -63,17 +63,29 @@ auto locate_n(const kb::snapshot_ref& s, const std::string& key, std::size_t n) 
 
 // keys: a JavaScript array of strings (each hashed as its UTF-8 bytes).
 auto locate_many(const kb::snapshot_ref& s, const val& keys) -> val {
-    const auto owned = emscripten::vecFromJSArray<std::string>(keys);
-    const std::vector<std::string_view> views(owned.begin(), owned.end());
-    std::vector<std::uint32_t> out(views.size());
-    s.owners_of(views, out);
-    return uint32_array(out);
+    return guarded([&] {
+        const auto owned = emscripten::vecFromJSArray<std::string>(keys);
+        const std::vector<std::string_view> views(owned.begin(), owned.end());
+        std::vector<std::uint32_t> out(views.size());
+        s.owners_of(views, out);
+        return uint32_array(out);
+    });
 }
 
 auto owners_across(const kb::snapshot_ref& s, std::size_t n) -> val {
-    std::vector<std::uint32_t> out(n);
-    s.owners_across(out);
-    return uint32_array(out);
+    return guarded([&] {
+        std::vector<std::uint32_t> out(n);
+        s.owners_across(out);
+        return uint32_array(out);
+    });
+}
+
+auto owner_at(const kb::snapshot_ref& s, std::uint64_t point) -> val {
+    return guarded([&] { return val(s.owner_at(point)); });
+}
+
+auto copies_at(const kb::snapshot_ref& s, std::uint64_t point) -> val {
+    return guarded([&] { return strings(s.copies_at(point)); });
 }
 
 // A movement or a plan can need much memory (a plan between tables of coprime sizes has their
@@ -115,8 +127,8 @@ EMSCRIPTEN_BINDINGS(keyplace) {
                       return o;
                   }))
         .function("positionOf", optional_override([](const kb::snapshot_ref& s, const std::string& k) { return s.position_of(k); }))
-        .function("ownerAt", optional_override([](const kb::snapshot_ref& s, std::uint64_t p) { return s.owner_at(p); }))
-        .function("copiesAt", optional_override([](const kb::snapshot_ref& s, std::uint64_t p) { return strings(s.copies_at(p)); }))
+        .function("ownerAt", &owner_at)
+        .function("copiesAt", &copies_at)
         .function("locateMany", &locate_many)
         .function("ownersAcross", &owners_across)
         .function("ownershipJson", optional_override([](const kb::snapshot_ref& s) { return s.ownership_json(); }))

@@ -124,21 +124,23 @@ class Snapshot:
         return self._s.point_of(key)
 
     def owner_at(self, point: int) -> str:
-        return self._s.owner_at(point)
+        """The owner of a 64-bit point (refused where the strategy places a key by its bytes)."""
+        return _call(self._s.owner_at, point)
 
     def copies_at(self, point: int) -> list[str]:
-        return self._s.copies_at(point)
+        return _call(self._s.copies_at, point)
 
     def locate_many(self, keys: Sequence[str | bytes] | Any):
         """Each key's owner as an index into node_ids, a NumPy uint32 array. keys: a sequence of
         str or bytes, or a NumPy array of bytes ('S'), str ('U') or uint64 points. The lookups
-        run without the interpreter lock."""
-        return self._s.locate_many(keys)
+        run without the interpreter lock. Points are refused where the strategy places a key by
+        its bytes (mpchash)."""
+        return _call(self._s.locate_many, keys)
 
     def locate(self, keys: Iterable[str | bytes]) -> list[str]:
         """Each key's owner id (locate_many, named)."""
         ids = self._ids
-        return [ids[i] for i in self._s.locate_many(list(keys))]
+        return [ids[i] for i in _call(self._s.locate_many, list(keys))]
 
     def owners_across(self, n: int):
         """The owners (indices) at n evenly spaced points of the strategy's hash space (a

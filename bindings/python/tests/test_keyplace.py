@@ -190,6 +190,50 @@ def test_bad_arguments_raise_python_errors():
         s._s.node_id(2)
 
 
+def test_a_list_changed_during_a_batch_is_read_as_it_was():
+    # The lookups run without the interpreter lock: the batch reads a tuple of the keys taken
+    # when it starts, so a thread replacing the list's items (each by an equal, new str) frees
+    # none of the bytes it reads, and every owner is the key's. Reading freed strings, a first
+    # version got some 16,000 of 300,000 owners wrong.
+    s = keyplace.build("ring", [f"n{i}" for i in range(10)])
+    keys = [f"ключ-{i}" for i in range(300000)]  # not ASCII: bytes in each str's UTF-8 cache
+    want = s.locate_many(list(keys))
+    stop = threading.Event()
+
+    def churn():
+        i = 0
+        while not stop.is_set():
+            j = i % len(keys)
+            keys[j] = "".join(["ключ-", str(j)])  # equal, but a new object: the old one is freed
+            i += 1
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        for _ in range(3):
+            assert (s.locate_many(keys) == want).all()
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_big_endian_str_arrays_place_as_native_ones():
+    s = keyplace.build("ring", [f"n{i}" for i in range(10)])
+    keys = ["a", "ключ", "\U00010000x"]
+    want = s.locate_many(np.array(keys, dtype="<U6"))
+    assert (s.locate_many(np.array(keys, dtype=">U6")) == want).all()
+    assert want.tolist() == [s.node_ids.index(s.owner(k)) for k in keys]
+
+
+def test_points_are_refused_where_keys_are_placed_by_their_bytes():
+    s = keyplace.build("mpchash", ["a", "b", "c"])
+    for f in (lambda: s.owner_at(5), lambda: s.copies_at(5),
+              lambda: s.locate_many(np.array([5], dtype=np.uint64))):
+        with pytest.raises(keyplace.Error) as e:
+            f()
+        assert e.value.code == 8 and "places a key by its bytes" in str(e.value)
+
+
 def test_batches_from_several_threads():
     # The lookups run without the interpreter lock: four threads at once place as one does.
     s = keyplace.build("maglev", zones(), params={"table-size": 65537})
